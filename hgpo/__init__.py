@@ -1,0 +1,1 @@
+"""HGPO: a hierarchical embodied agent stack (planner, goal-conditioned skills, ROS 2 bridges)."""
