@@ -1,0 +1,1 @@
+"""Worlds without ROS: the MuJoCo tabletop scene, its tasks, skills and experts."""
