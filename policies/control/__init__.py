@@ -1,0 +1,17 @@
+"""The low-level controller: skill policies π(a | s, g) and the loop that executes one subgoal."""
+
+from policies.control.execution import ControlStep, ExecutionStatus, SubgoalExecution
+from policies.control.rollout import SubgoalResult, execute_subgoal
+from policies.control.skill_policy import SKILL_POLICIES, ExpertSkillPolicy, SkillPolicy, make_skill_policy
+
+__all__ = [
+    "SKILL_POLICIES",
+    "ControlStep",
+    "ExecutionStatus",
+    "ExpertSkillPolicy",
+    "SkillPolicy",
+    "SubgoalExecution",
+    "SubgoalResult",
+    "execute_subgoal",
+    "make_skill_policy",
+]

@@ -1,0 +1,56 @@
+"""Whole tasks in-process: the planner node's closed loop and the controller node's control loop, with the
+simulator called directly instead of over DDS. Benchmarks and tests measure the stack through this."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from policies.control import SkillPolicy, execute_subgoal
+from policies.planning import LoopConfig, Planner, StepRecord, run_closed_loop
+from sim.tabletop import Subgoal, TabletopWorld, Task
+
+
+@dataclass(frozen=True)
+class EpisodeResult:
+    task: str
+    seed: int
+    success: bool
+    message: str
+    subgoals: tuple[StepRecord, ...]  # every subgoal executed, in order, with its outcome
+    steps: int  # world steps
+    sim_time: float  # simulated seconds
+    wall_time: float  # wall-clock seconds
+
+
+def run_episode(
+    world: TabletopWorld,
+    task: Task,
+    planner: Planner,
+    policy: SkillPolicy,
+    subgoal_timeout_s: float = 12.0,
+    action_hold: int = 1,
+    loop: LoopConfig | None = None,
+) -> EpisodeResult:
+    """Reset the world to the task and run it closed-loop to success, failure or a limit."""
+    started = time.perf_counter()
+    world.reset(task)
+    steps = 0
+
+    def execute(subgoal: Subgoal) -> StepRecord:
+        nonlocal steps
+        result = execute_subgoal(world, subgoal, policy, subgoal_timeout_s, action_hold)
+        steps += result.steps
+        return StepRecord(subgoal, result.success, result.message)
+
+    outcome = run_closed_loop(planner, task.instruction, world.state, execute, task=task, config=loop)
+    return EpisodeResult(
+        task=task.name,
+        seed=task.seed,
+        success=outcome.success,
+        message=outcome.message,
+        subgoals=tuple(outcome.history),
+        steps=steps,
+        sim_time=world.state().time,
+        wall_time=time.perf_counter() - started,
+    )

@@ -1,0 +1,56 @@
+"""What every node shares: `main()` in the ros2/demos manner (init, spin, exit quietly on Ctrl-C), logging."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+
+import rclpy
+from rclpy._rclpy_pybind11 import RCLError
+from rclpy.executors import Executor, ExternalShutdownException, MultiThreadedExecutor, SingleThreadedExecutor
+from rclpy.impl.rcutils_logger import RcutilsLogger
+from rclpy.node import Node
+
+
+def run_node(
+    make_node: Callable[[], Node], multi_threaded: bool = False, args: list[str] | None = None
+) -> int:
+    """Spin one node until shutdown; returns the process exit code.
+
+    A `ValueError` from the node's constructor is a configuration error (an unknown task, policy or
+    planner name): it is reported in one line and the process exits with 2 instead of a traceback.
+    """
+    rclpy.init(args=sys.argv if args is None else args)
+    try:
+        node = make_node()
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr, flush=True)
+        rclpy.try_shutdown()
+        return 2
+    executor: Executor = MultiThreadedExecutor(num_threads=4) if multi_threaded else SingleThreadedExecutor()
+    try:
+        executor.add_node(node)
+        executor.spin()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except RCLError:
+        if rclpy.ok():
+            raise
+        # A callback was mid-publish when Ctrl-C shut the context down: the shutdown, not a fault.
+    finally:
+        executor.shutdown()
+        node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+def log_outcome(logger: RcutilsLogger, ok: bool, message: str) -> None:
+    """INFO when something went well, WARN when not.
+
+    rclpy fixes the severity of each logging call site on first use, so one line that picks
+    `logger.info` or `logger.warning` at run time raises on the second severity: keep two call sites.
+    """
+    if ok:
+        logger.info(message)
+    else:
+        logger.warning(message)

@@ -1,0 +1,192 @@
+"""planner: the `RunTask` action server that plans one subgoal at a time, closed-loop.
+
+For each task it (optionally) resets the scene through the bridge, then runs `run_closed_loop`
+(shared with in-process evaluation): plan a subgoal from the instruction, the scene and the history,
+send it to the controller's `ExecuteSubgoal`, observe the result, replan. Each planned subgoal is
+published on `subgoal` for monitoring and reported as `RunTask` feedback.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from hgpo_msgs.action import ExecuteSubgoal, RunTask
+from hgpo_msgs.msg import SceneState as SceneStateMsg
+from hgpo_msgs.msg import Subgoal as SubgoalMsg
+from hgpo_msgs.srv import ResetScene
+from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.action import ActionClient, ActionServer, CancelResponse
+from rclpy.action.server import ServerGoalHandle
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.node import Node
+
+from policies.planning import LoopConfig, StepRecord, make_planner, run_closed_loop
+from ros_nodes.conversions import scene_from_msg, subgoal_to_msg
+from ros_nodes.node_main import log_outcome, run_node
+from ros_nodes.waiting import PeerTimeoutError, wait_for
+from sim.tabletop import SceneState, Subgoal, SubgoalError, Task, ground, make_task
+
+
+class TaskCanceledError(Exception):
+    """The RunTask client canceled the task between two subgoals."""
+
+
+class Planner(Node):
+    def __init__(self) -> None:
+        super().__init__("planner")
+        p = self._declare
+        planner = p("planner", "expert", "planner backend")
+        self.loop_config = LoopConfig(
+            max_subgoals=p("max_subgoals", 20, "fail the task after this many subgoals"),
+            max_repeated_failures=p(
+                "max_repeated_failures", 2, "abort when one subgoal fails this often in a row"
+            ),
+        )
+        self.subgoal_timeout_s = p("subgoal_timeout_s", 30.0, "controller timeout for each subgoal (s)")
+        self.peer_timeout_s = p("peer_timeout_s", 10.0, "wait this long for the bridge and controller (s)")
+        self.planner = make_planner(planner)
+
+        group = ReentrantCallbackGroup()
+        self._scene: SceneState | None = None
+        self._scene_count = 0
+        self._last_task: Task | None = None  # set up by the last reset; its instruction needs no reset again
+        self._scene_cond = threading.Condition()
+        self.create_subscription(SceneStateMsg, "scene_state", self._on_scene, 10, callback_group=group)
+        self.subgoal_pub = self.create_publisher(SubgoalMsg, "subgoal", 10)
+        self.reset_client = self.create_client(ResetScene, "reset_scene", callback_group=group)
+        self.execute_client = ActionClient(self, ExecuteSubgoal, "execute_subgoal", callback_group=group)
+        self._server = ActionServer(
+            self,
+            RunTask,
+            "run_task",
+            execute_callback=self._execute,
+            callback_group=group,
+            cancel_callback=lambda _goal: CancelResponse.ACCEPT,
+        )
+        self.get_logger().info(f"planner {planner!r} ready")
+
+    def _declare(self, name: str, default: object, description: str) -> object:
+        return self.declare_parameter(name, default, ParameterDescriptor(description=description)).value
+
+    def _on_scene(self, msg: SceneStateMsg) -> None:
+        with self._scene_cond:
+            self._scene = scene_from_msg(msg)
+            self._scene_count += 1
+            self._scene_cond.notify_all()
+
+    def _next_scene(self) -> SceneState:
+        """The first scene published after this call: the world now, not before the last step."""
+        with self._scene_cond:
+            seen = self._scene_count
+            if not self._scene_cond.wait_for(lambda: self._scene_count > seen, timeout=self.peer_timeout_s):
+                raise PeerTimeoutError(
+                    f"no SceneState on {self.resolve_topic_name('scene_state')} "
+                    f"for {self.peer_timeout_s} s: is the sim or arm bridge running?"
+                )
+            assert self._scene is not None
+            return self._scene
+
+    def _reset(self, task: str, seed: int) -> ResetScene.Response:
+        if not self.reset_client.wait_for_service(timeout_sec=self.peer_timeout_s):
+            raise PeerTimeoutError(
+                f"service {self.reset_client.srv_name} not available: is the sim bridge running?"
+            )
+        future = self.reset_client.call_async(ResetScene.Request(task=task, seed=seed))
+        return wait_for(future, self.peer_timeout_s, f"service {self.reset_client.srv_name}")
+
+    def _execute_subgoal(self, subgoal: Subgoal, subgoal_id: int) -> StepRecord:
+        try:
+            goal = ground(subgoal, self._next_scene())
+        except SubgoalError as err:
+            return StepRecord(subgoal, False, f"cannot ground {subgoal}: {err}")
+        msg = subgoal_to_msg(subgoal, subgoal_id, goal, self.subgoal_timeout_s)
+        msg.header.stamp = self.get_clock().now().to_msg()
+        self.subgoal_pub.publish(msg)
+        handle = wait_for(
+            self.execute_client.send_goal_async(ExecuteSubgoal.Goal(subgoal=msg)),
+            self.peer_timeout_s,
+            "controller goal acceptance",
+        )
+        if not handle.accepted:
+            return StepRecord(subgoal, False, f"controller rejected {subgoal}")
+        response = wait_for(
+            handle.get_result_async(),
+            self.subgoal_timeout_s + self.peer_timeout_s,
+            f"controller result for {subgoal}",
+        )
+        return StepRecord(subgoal, bool(response.result.success), response.result.message)
+
+    def _task_for(self, request: RunTask.Goal) -> tuple[str, Task | None]:
+        instruction = request.instruction.strip()
+        if request.reset:
+            response = self._reset(request.task, request.seed)
+            if not response.success:
+                raise ValueError(f"reset refused: {response.message}")
+            self._last_task = make_task(response.task, seed=request.seed)
+            return instruction or response.instruction, self._last_task
+        if not instruction:
+            raise ValueError("empty instruction: say what the robot should do, or reset to a task")
+        known = self._last_task is not None and self._last_task.instruction == instruction
+        return instruction, self._last_task if known else None
+
+    def _execute(self, goal_handle: ServerGoalHandle) -> RunTask.Result:
+        started = time.monotonic()
+        try:
+            instruction, task = self._task_for(goal_handle.request)
+            if not self.execute_client.wait_for_server(timeout_sec=self.peer_timeout_s):
+                raise PeerTimeoutError(
+                    f"action {self.resolve_topic_name('execute_subgoal')} not available: "
+                    "is the controller running?"
+                )
+        except (PeerTimeoutError, ValueError) as err:
+            goal_handle.abort()
+            self.get_logger().error(str(err))
+            return RunTask.Result(success=False, subgoals_executed=0, message=str(err))
+        self.get_logger().info(f"task: {instruction!r}")
+
+        executed = 0
+
+        def on_event(index: int, subgoal: Subgoal, record: StepRecord | None) -> None:
+            nonlocal executed
+            status = "planned" if record is None else ("succeeded" if record.success else "failed")
+            goal_handle.publish_feedback(RunTask.Feedback(index=index, subgoal=str(subgoal), status=status))
+            if record is not None:
+                executed += 1
+                text = f"[{index}] {subgoal}: {status}: {record.message}"
+                log_outcome(self.get_logger(), record.success, text)
+
+        def execute(subgoal: Subgoal) -> StepRecord:
+            if goal_handle.is_cancel_requested:
+                raise TaskCanceledError
+            try:
+                return self._execute_subgoal(subgoal, subgoal_id=executed)
+            except PeerTimeoutError as err:
+                return StepRecord(subgoal, False, str(err))
+
+        try:
+            outcome = run_closed_loop(
+                self.planner,
+                instruction,
+                self._next_scene,
+                execute,
+                task=task,
+                config=self.loop_config,
+                on_event=on_event,
+            )
+        except (PeerTimeoutError, TaskCanceledError) as err:
+            canceled = isinstance(err, TaskCanceledError)
+            goal_handle.canceled() if canceled else goal_handle.abort()
+            message = "task canceled" if canceled else str(err)
+            self.get_logger().error(message)
+            return RunTask.Result(success=False, subgoals_executed=executed, message=message)
+        goal_handle.succeed() if outcome.success else goal_handle.abort()
+        message = f"{outcome.message} ({time.monotonic() - started:.1f} s)"
+        log_outcome(self.get_logger(), outcome.success, message)
+        return RunTask.Result(
+            success=outcome.success, subgoals_executed=outcome.subgoals_executed, message=message
+        )
+
+
+def main() -> int:
+    return run_node(Planner, multi_threaded=True)

@@ -1,0 +1,54 @@
+"""Blocking helpers for the test-side node: every wait has a deadline and says what it waited for."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from rclpy.action import ActionClient
+from rclpy.node import Node
+from rclpy.task import Future
+
+DISCOVERY_S = 30.0  # generous: CI machines are shared and DDS discovery can take seconds
+
+
+def wait_future(future: Future, timeout: float, what: str) -> Any:
+    done = threading.Event()
+    future.add_done_callback(lambda _f: done.set())
+    assert done.wait(timeout), f"timed out after {timeout} s waiting for {what}"
+    return future.result()
+
+
+def wait_until(predicate: Callable[[], bool], timeout: float, what: str) -> None:
+    """Poll a condition that no future signals (a topic's content); fails with `what` at the deadline."""
+    deadline = time.monotonic() + timeout
+    event = threading.Event()
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out after {timeout} s waiting for {what}"
+        event.wait(0.02)
+
+
+class ActionCall:
+    """One goal sent to an action server, with its feedback and result."""
+
+    def __init__(self, node: Node, action_type: type, name: str, goal: Any) -> None:
+        self.client = ActionClient(node, action_type, name)
+        assert self.client.wait_for_server(timeout_sec=DISCOVERY_S), f"action server {name} never appeared"
+        self.feedback: list[Any] = []
+        self.handle = wait_future(
+            self.client.send_goal_async(goal, feedback_callback=lambda m: self.feedback.append(m.feedback)),
+            DISCOVERY_S,
+            f"{name} goal acceptance",
+        )
+        assert self.handle.accepted, f"{name} rejected the goal"
+        self._result = self.handle.get_result_async()
+
+    def result(self, timeout: float) -> tuple[int, Any]:
+        """(GoalStatus code, result message)."""
+        response = wait_future(self._result, timeout, "the action result")
+        return response.status, response.result
+
+    def cancel(self) -> None:
+        wait_future(self.handle.cancel_goal_async(), DISCOVERY_S, "cancel response")
