@@ -7,42 +7,48 @@ from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Callable
+from collections.abc import Mapping
 
 # name -> ("module:function", one-line help). Each function takes argv (list[str]) and returns an exit code.
-COMMANDS: dict[str, tuple[str, str]] = {
+Commands = Mapping[str, tuple[str, str]]
+
+COMMANDS: Commands = {
     "launch": (
         "ros_nodes.launcher.cli:main",
         "run an XML launch file: sim | real | alfworld | FILE.launch.xml",
+    ),
+    "run-task": (
+        "hgpo.run_task:main",
+        "run one tabletop task in-process, without ROS (--render for a video)",
     ),
     "bench": ("hgpo.bench:main", "benchmarks: print a table and write JSON"),
 }
 
 
-def _usage() -> str:
-    width = max(len(name) for name in COMMANDS)
-    lines = ["usage: hgpo COMMAND [ARGS ...]", "", "commands:"]
-    lines += [f"  {name:<{width}}  {help_}" for name, (_, help_) in COMMANDS.items()]
-    lines += ["", "`hgpo COMMAND --help` describes each command."]
+def _usage(prog: str, commands: Commands) -> str:
+    width = max(len(name) for name in commands)
+    lines = [f"usage: {prog} COMMAND [ARGS ...]", "", "commands:"]
+    lines += [f"  {name:<{width}}  {help_}" for name, (_, help_) in commands.items()]
+    lines += ["", f"`{prog} COMMAND --help` describes each command."]
     return "\n".join(lines)
 
 
-def _resolve(target: str) -> Callable[[list[str]], int]:
-    module, func = target.split(":")
-    return getattr(importlib.import_module(module), func)
+def dispatch(prog: str, commands: Commands, argv: list[str]) -> int:
+    """Run `commands[argv[0]]` with the rest of argv; usage on --help, an error listing them on a typo."""
+    if not argv or argv[0] in ("-h", "--help"):
+        print(_usage(prog, commands))
+        return 0
+    name, rest = argv[0], argv[1:]
+    if name not in commands:
+        print(f"{prog}: unknown command {name!r}; known: {', '.join(commands)}\n", file=sys.stderr)
+        print(_usage(prog, commands), file=sys.stderr)
+        return 2
+    module, func = commands[name][0].split(":")
+    return int(getattr(importlib.import_module(module), func)(rest) or 0)
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if not argv or argv[0] in ("-h", "--help"):
-        print(_usage())
-        return 0
-    name, rest = argv[0], argv[1:]
-    if name not in COMMANDS:
-        print(f"hgpo: unknown command {name!r}; known: {', '.join(COMMANDS)}\n", file=sys.stderr)
-        print(_usage(), file=sys.stderr)
-        return 2
-    return int(_resolve(COMMANDS[name][0])(rest) or 0)
+    return dispatch("hgpo", COMMANDS, sys.argv[1:] if argv is None else argv)
 
 
 if __name__ == "__main__":

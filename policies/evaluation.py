@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass
 
 from policies.control import SkillPolicy, execute_subgoal
-from policies.planning import LoopConfig, Planner, StepRecord, run_closed_loop
+from policies.planning import EventHook, LoopConfig, Planner, StepRecord, run_closed_loop
 from sim.tabletop import Subgoal, TabletopWorld, Task
 
 
@@ -31,6 +31,7 @@ def run_episode(
     subgoal_timeout_s: float = 12.0,
     action_hold: int = 1,
     loop: LoopConfig | None = None,
+    on_event: EventHook | None = None,
 ) -> EpisodeResult:
     """Reset the world to the task and run it closed-loop to success, failure or a limit."""
     started = time.perf_counter()
@@ -43,7 +44,9 @@ def run_episode(
         steps += result.steps
         return StepRecord(subgoal, result.success, result.message)
 
-    outcome = run_closed_loop(planner, task.instruction, world.state, execute, task=task, config=loop)
+    outcome = run_closed_loop(
+        planner, task.instruction, world.state, execute, task=task, config=loop, on_event=on_event
+    )
     return EpisodeResult(
         task=task.name,
         seed=task.seed,

@@ -15,6 +15,8 @@ from rclpy.action import ActionClient
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 
+from policies.planning import format_step
+
 
 class RunTaskClient(Node):
     def __init__(self) -> None:
@@ -38,13 +40,14 @@ class RunTaskClient(Node):
 
     def _on_feedback(self, msg: RunTask.Impl.FeedbackMessage) -> None:
         fb = msg.feedback
+        now = time.monotonic()
         if fb.status == "planned":
-            self._steps[fb.index] = time.monotonic()
-            print(f"  {fb.index + 1:>2}. {fb.subgoal:<40} ...", flush=True)
+            self._steps[fb.index] = now
+            print(format_step(fb.index, fb.subgoal, fb.status), flush=True)
         else:
-            took = time.monotonic() - self._steps.get(fb.index, time.monotonic())
-            mark = "ok" if fb.status == "succeeded" else "FAILED"
-            print(f"  {fb.index + 1:>2}. {fb.subgoal:<40} {mark} ({took:.1f} s)", flush=True)
+            print(
+                format_step(fb.index, fb.subgoal, fb.status, now - self._steps.get(fb.index, now)), flush=True
+            )
 
     def run(self, executor: SingleThreadedExecutor) -> int:
         if not self.client.wait_for_server(timeout_sec=self.server_timeout_s):

@@ -1,17 +1,19 @@
 """Task planners that emit the next subgoal, and the closed loop that runs them."""
 
-from policies.planning.closed_loop import LoopConfig, StepRecord, TaskOutcome, run_closed_loop
+from policies.planning.closed_loop import EventHook, LoopConfig, TaskOutcome, format_step, run_closed_loop
 from policies.planning.planner import (
     PLANNERS,
     ExpertPlanner,
     Planner,
     PlannerError,
     PlanningContext,
+    StepRecord,
     make_planner,
 )
 
 __all__ = [
     "PLANNERS",
+    "EventHook",
     "ExpertPlanner",
     "LoopConfig",
     "Planner",
@@ -19,6 +21,7 @@ __all__ = [
     "PlanningContext",
     "StepRecord",
     "TaskOutcome",
+    "format_step",
     "make_planner",
     "run_closed_loop",
 ]

@@ -27,6 +27,13 @@ class TaskOutcome:
         return len(self.history)
 
 
+def format_step(index: int, subgoal: str, status: str, seconds: float | None = None) -> str:
+    """One line of a task's progress, e.g. '   2. place(red_block, blue_block)  ok (1.7 s)'."""
+    mark = {"planned": "...", "succeeded": "ok", "failed": "FAILED"}.get(status, status)
+    took = "" if seconds is None else f" ({seconds:.1f} s)"
+    return f"  {index + 1:>2}. {subgoal:<40} {mark}{took}"
+
+
 # (index, subgoal, record or None when just planned)
 EventHook = Callable[[int, Subgoal, StepRecord | None], None]
 

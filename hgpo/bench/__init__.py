@@ -1,0 +1,13 @@
+"""`hgpo bench NAME`: benchmarks that print a table and write JSON."""
+
+from __future__ import annotations
+
+from hgpo.cli import Commands, dispatch
+
+BENCHMARKS: Commands = {
+    "sim": ("hgpo.bench.sim:main", "expert success per tabletop task and the simulator's real-time factor"),
+}
+
+
+def main(argv: list[str]) -> int:
+    return dispatch("hgpo bench", BENCHMARKS, argv)

@@ -1,0 +1,42 @@
+"""What every benchmark ends with: a plain-text table on screen and the same figures as JSON on disk."""
+
+from __future__ import annotations
+
+import json
+import platform
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    cells = [[str(h) for h in headers]] + [
+        [f"{c:.3g}" if isinstance(c, float) else str(c) for c in r] for r in rows
+    ]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+    lines = [
+        "  ".join(
+            cell.rjust(w) if i else cell.ljust(w) for i, (cell, w) in enumerate(zip(row, widths, strict=True))
+        )
+        for row in cells
+    ]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def write_json(path: Path, name: str, config: dict[str, Any], results: dict[str, Any]) -> None:
+    """Results with what produced them: the benchmark's config and the machine."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    record = {
+        "benchmark": name,
+        "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "machine": {
+            "platform": platform.platform(),
+            "python": platform.python_version(),
+            "processor": platform.processor() or platform.machine(),
+        },
+        "config": config,
+        "results": results,
+    }
+    path.write_text(json.dumps(record, indent=2) + "\n")

@@ -1,0 +1,100 @@
+"""The closed planning loop's stopping rules, with the real expert planner and world."""
+
+from __future__ import annotations
+
+import pytest
+
+from policies.planning import ExpertPlanner, LoopConfig, PlanningContext, StepRecord, run_closed_loop
+from sim.tabletop import Subgoal, TabletopWorld, make_task
+
+
+@pytest.fixture(scope="module")
+def world() -> TabletopWorld:
+    return TabletopWorld()
+
+
+def test_empty_instruction_is_rejected(world: TabletopWorld) -> None:
+    task = make_task("stack", 0)
+    world.reset(task)
+    outcome = run_closed_loop(
+        ExpertPlanner(), "  ", world.state, lambda sg: StepRecord(sg, True, ""), task=task
+    )
+    assert not outcome.success and "empty instruction" in outcome.message and outcome.subgoals_executed == 0
+
+
+def test_repeated_failure_is_a_loop(world: TabletopWorld) -> None:
+    task = make_task("pick_place", 1)
+    world.reset(task)
+    outcome = run_closed_loop(
+        ExpertPlanner(),
+        task.instruction,
+        world.state,
+        lambda sg: StepRecord(sg, False, "gripper jammed"),
+        task=task,
+        config=LoopConfig(max_repeated_failures=3),
+    )
+    assert not outcome.success and outcome.subgoals_executed == 3
+    assert outcome.message == f"loop detected: pick({task.goal[0].args[0]}) failed 3 times in a row"
+
+
+def test_subgoal_limit(world: TabletopWorld) -> None:
+    task = make_task("sort", 0)
+    world.reset(task)
+    # Every subgoal "succeeds" without moving the world, so the expert keeps asking: the limit must stop it.
+    outcome = run_closed_loop(
+        ExpertPlanner(),
+        task.instruction,
+        world.state,
+        lambda sg: StepRecord(sg, True, ""),
+        task=task,
+        config=LoopConfig(max_subgoals=5),
+    )
+    assert not outcome.success and outcome.subgoals_executed == 5 and "subgoal limit (5)" in outcome.message
+
+
+def test_expert_without_a_task_says_what_to_do(world: TabletopWorld) -> None:
+    world.reset(make_task("stack", 0))
+    outcome = run_closed_loop(
+        ExpertPlanner(), "juggle three blocks", world.state, lambda sg: StepRecord(sg, True, "")
+    )
+    assert not outcome.success and "needs a known task" in outcome.message
+
+
+class _DonePlanner:
+    """A planner that declares victory at once: the loop must check the task, not trust it."""
+
+    name = "done"
+
+    def next_subgoal(self, context: PlanningContext) -> Subgoal | None:
+        return None
+
+
+def test_done_is_checked_against_the_task(world: TabletopWorld) -> None:
+    task = make_task("reach", 0)
+    world.reset(task)
+    outcome = run_closed_loop(
+        _DonePlanner(), task.instruction, world.state, lambda sg: StepRecord(sg, True, ""), task=task
+    )
+    assert not outcome.success and "not achieved" in outcome.message
+
+
+def test_events_report_each_subgoal(world: TabletopWorld) -> None:
+    task = make_task("pick_place", 2)
+    world.reset(task)
+    events: list[tuple[int, str, bool | None]] = []
+    run_closed_loop(
+        ExpertPlanner(),
+        task.instruction,
+        world.state,
+        lambda sg: StepRecord(sg, False, "no"),
+        task=task,
+        config=LoopConfig(max_repeated_failures=2),
+        on_event=lambda i, sg, rec: events.append((i, str(sg), None if rec is None else rec.success)),
+    )
+    obj = task.goal[0].args[0]
+    assert events == [
+        (0, f"pick({obj})", None),
+        (0, f"pick({obj})", False),
+        (1, f"pick({obj})", None),
+        (1, f"pick({obj})", False),
+    ]
