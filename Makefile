@@ -15,6 +15,7 @@ sim: setup
 
 lint: setup
 	$(PY) -m ruff check .
+	$(PY) -m mypy
 
 test: lint
 	$(PY) -m pytest -q

@@ -38,7 +38,8 @@ def main(argv: list[str]) -> int:
         task = make_task(args.task, args.seed)
         planner, policy = make_planner(args.planner), make_skill_policy(args.policy)
         config = WorldConfig(control_dt=1.0 / args.physics_rate)
-        world = RecordingWorld(args.render, config, fps=args.fps) if args.render else TabletopWorld(config)
+        recorder = RecordingWorld(args.render, config, fps=args.fps) if args.render else None
+        world = recorder or TabletopWorld(config)
     except (ValueError, RuntimeError) as err:
         print(f"hgpo run-task: error: {err}", file=sys.stderr)
         return 2
@@ -63,6 +64,6 @@ def main(argv: list[str]) -> int:
         f"{verdict}: {len(result.subgoals)} subgoals, {result.sim_time:.1f} s simulated in "
         f"{result.wall_time:.1f} s — {result.message}"
     )
-    if args.render:
-        print(f"video: {args.render} ({world.frames} frames at {args.fps:g} fps)")
+    if recorder is not None:
+        print(f"video: {args.render} ({recorder.frames} frames at {args.fps:g} fps)")
     return 0 if result.success else 1

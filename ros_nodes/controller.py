@@ -16,7 +16,6 @@ from geometry_msgs.msg import TwistStamped
 from hgpo_msgs.action import ExecuteSubgoal
 from hgpo_msgs.msg import SceneState as SceneStateMsg
 from hgpo_msgs.msg import SubgoalStatus
-from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
@@ -25,14 +24,14 @@ from std_msgs.msg import Float64
 
 from policies.control import ExecutionStatus, SubgoalExecution, make_skill_policy
 from ros_nodes.conversions import scene_from_msg, subgoal_from_msg
-from ros_nodes.node_main import log_outcome, run_node
+from ros_nodes.node_main import Parameters, log_outcome, run_node
 from sim.tabletop import SceneState, SubgoalError, WorldConfig, action_to_command
 
 
 class Controller(Node):
     def __init__(self) -> None:
         super().__init__("controller")
-        p = self._declare
+        p = Parameters(self)
         self.rate_hz = p("control_rate_hz", 25.0, "control loop rate (Hz)")
         self.default_timeout_s = p("default_timeout_s", 30.0, "subgoal timeout when the goal gives none (s)")
         self.scene_timeout_s = p("scene_timeout_s", 1.0, "abort when no SceneState arrived for this long (s)")
@@ -65,9 +64,6 @@ class Controller(Node):
             callback_group=ReentrantCallbackGroup(),
         )
         self.get_logger().info(f"policy {policy!r} at {self.rate_hz} Hz")
-
-    def _declare(self, name: str, default: object, description: str) -> object:
-        return self.declare_parameter(name, default, ParameterDescriptor(description=description)).value
 
     def _on_scene(self, msg: SceneStateMsg) -> None:
         with self._scene_cond:
@@ -169,6 +165,7 @@ class Controller(Node):
                 success = step.status is ExecutionStatus.SUCCEEDED
                 message = f"{step.message} ({self._rate_summary(ticks)})"
                 return self._finish(goal_handle, success, message, distance, step.steps)
+            assert step.action is not None  # a running step always carries an action
             self._publish(step.action)
             goal_handle.publish_feedback(ExecuteSubgoal.Feedback(distance=float(distance), steps=step.steps))
             next_tick += period

@@ -1,15 +1,31 @@
-"""What every node shares: `main()` in the ros2/demos manner (init, spin, exit quietly on Ctrl-C), logging."""
+"""What every node shares: `main()` in the ros2/demos manner (init, spin, exit quietly on Ctrl-C),
+parameter declaration and outcome logging."""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from typing import TypeVar
 
 import rclpy
+from rcl_interfaces.msg import ParameterDescriptor
 from rclpy._rclpy_pybind11 import RCLError
 from rclpy.executors import Executor, ExternalShutdownException, MultiThreadedExecutor, SingleThreadedExecutor
 from rclpy.impl.rcutils_logger import RcutilsLogger
 from rclpy.node import Node
+
+Value = TypeVar("Value", bool, int, float, str)
+
+
+class Parameters:
+    """Declares a node's parameters up front, each with a description; a value has its default's type."""
+
+    def __init__(self, node: Node) -> None:
+        self._node = node
+
+    def __call__(self, name: str, default: Value, description: str) -> Value:
+        descriptor = ParameterDescriptor(description=description)
+        return self._node.declare_parameter(name, default, descriptor).value
 
 
 def run_node(

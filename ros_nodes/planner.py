@@ -15,15 +15,15 @@ from hgpo_msgs.action import ExecuteSubgoal, RunTask
 from hgpo_msgs.msg import SceneState as SceneStateMsg
 from hgpo_msgs.msg import Subgoal as SubgoalMsg
 from hgpo_msgs.srv import ResetScene
-from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.action import ActionClient, ActionServer, CancelResponse
 from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.client import Client
 from rclpy.node import Node
 
 from policies.planning import LoopConfig, StepRecord, make_planner, run_closed_loop
 from ros_nodes.conversions import scene_from_msg, subgoal_to_msg
-from ros_nodes.node_main import log_outcome, run_node
+from ros_nodes.node_main import Parameters, log_outcome, run_node
 from ros_nodes.waiting import PeerTimeoutError, wait_for
 from sim.tabletop import SceneState, Subgoal, SubgoalError, Task, ground, make_task
 
@@ -35,7 +35,7 @@ class TaskCanceledError(Exception):
 class Planner(Node):
     def __init__(self) -> None:
         super().__init__("planner")
-        p = self._declare
+        p = Parameters(self)
         planner = p("planner", "expert", "planner backend")
         self.loop_config = LoopConfig(
             max_subgoals=p("max_subgoals", 20, "fail the task after this many subgoals"),
@@ -54,8 +54,12 @@ class Planner(Node):
         self._scene_cond = threading.Condition()
         self.create_subscription(SceneStateMsg, "scene_state", self._on_scene, 10, callback_group=group)
         self.subgoal_pub = self.create_publisher(SubgoalMsg, "subgoal", 10)
-        self.reset_client = self.create_client(ResetScene, "reset_scene", callback_group=group)
-        self.execute_client = ActionClient(self, ExecuteSubgoal, "execute_subgoal", callback_group=group)
+        self.reset_client: Client[ResetScene.Request, ResetScene.Response] = self.create_client(
+            ResetScene, "reset_scene", callback_group=group
+        )
+        self.execute_client: ActionClient[
+            ExecuteSubgoal.Goal, ExecuteSubgoal.Result, ExecuteSubgoal.Feedback
+        ] = ActionClient(self, ExecuteSubgoal, "execute_subgoal", callback_group=group)
         self._server = ActionServer(
             self,
             RunTask,
@@ -65,9 +69,6 @@ class Planner(Node):
             cancel_callback=lambda _goal: CancelResponse.ACCEPT,
         )
         self.get_logger().info(f"planner {planner!r} ready")
-
-    def _declare(self, name: str, default: object, description: str) -> object:
-        return self.declare_parameter(name, default, ParameterDescriptor(description=description)).value
 
     def _on_scene(self, msg: SceneStateMsg) -> None:
         with self._scene_cond:

@@ -10,18 +10,18 @@ import time
 
 import rclpy
 from hgpo_msgs.action import RunTask
-from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.action import ActionClient
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 
 from policies.planning import format_step
+from ros_nodes.node_main import Parameters
 
 
 class RunTaskClient(Node):
     def __init__(self) -> None:
         super().__init__("run_task")
-        p = self._declare
+        p = Parameters(self)
         self.goal = RunTask.Goal(
             instruction=p(
                 "instruction", "", "what to do; empty = the instruction of the task set up by reset"
@@ -32,11 +32,10 @@ class RunTaskClient(Node):
         )
         self.server_timeout_s = p("server_timeout_s", 60.0, "wait this long for the planner (s)")
         self.task_timeout_s = p("task_timeout_s", 600.0, "give up on the task after this long (s)")
-        self.client = ActionClient(self, RunTask, "run_task")
+        self.client: ActionClient[RunTask.Goal, RunTask.Result, RunTask.Feedback] = ActionClient(
+            self, RunTask, "run_task"
+        )
         self._steps: dict[int, float] = {}
-
-    def _declare(self, name: str, default: object, description: str) -> object:
-        return self.declare_parameter(name, default, ParameterDescriptor(description=description)).value
 
     def _on_feedback(self, msg: RunTask.Impl.FeedbackMessage) -> None:
         fb = msg.feedback
@@ -69,13 +68,14 @@ class RunTaskClient(Node):
             return 2
         result_future = handle.get_result_async()
         executor.spin_until_future_complete(result_future, timeout_sec=self.task_timeout_s)
-        if not result_future.done():
+        response = result_future.result()
+        if response is None:
             print(
                 f"run_task: no result after {self.task_timeout_s} s; canceling", file=sys.stderr, flush=True
             )
             handle.cancel_goal_async()
             return 3
-        result = result_future.result().result
+        result = response.result
         verdict = "SUCCESS" if result.success else "FAILURE"
         print("-" * 60, flush=True)
         print(

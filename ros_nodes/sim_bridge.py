@@ -13,13 +13,12 @@ import numpy as np
 from geometry_msgs.msg import TwistStamped
 from hgpo_msgs.msg import SceneState as SceneStateMsg
 from hgpo_msgs.srv import ResetScene
-from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64
 
 from ros_nodes.conversions import joint_state_msg, scene_to_msg
-from ros_nodes.node_main import run_node
+from ros_nodes.node_main import Parameters, run_node
 from sim.tabletop import TASKS, TabletopWorld, WorldConfig, make_task
 from sim.tabletop.model import MAX_GRIPPER_WIDTH
 
@@ -27,7 +26,7 @@ from sim.tabletop.model import MAX_GRIPPER_WIDTH
 class SimBridge(Node):
     def __init__(self) -> None:
         super().__init__("sim_bridge")
-        p = self._declare
+        p = Parameters(self)
         self.rate_hz = p("rate_hz", 100.0, "physics ticks per second; each advances the world by 1/rate_hz s")
         self.command_timeout_s = p(
             "command_timeout_s", 0.2, "hold the arm still when no twist came this long"
@@ -56,9 +55,6 @@ class SimBridge(Node):
         self.get_logger().info(
             f"task {task!r} seed {seed}: {self.task.instruction!r}; stepping at {self.rate_hz} Hz"
         )
-
-    def _declare(self, name: str, default: object, description: str) -> object:
-        return self.declare_parameter(name, default, ParameterDescriptor(description=description)).value
 
     def _refuse(self, reason: str) -> None:
         self._velocity = np.zeros(3)

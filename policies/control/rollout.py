@@ -37,6 +37,7 @@ def execute_subgoal(
         step = execution.step(state, now=state.time)
         if step.status is not ExecutionStatus.RUNNING:
             return SubgoalResult(step.status is ExecutionStatus.SUCCEEDED, step.message, steps, step.distance)
+        assert step.action is not None  # a running step always carries an action
         velocity, width = action_to_command(step.action, world.config)
         for _ in range(action_hold):
             state = world.step(velocity, width)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import imageio.v2 as imageio
 import numpy as np
@@ -28,11 +29,11 @@ class RecordingWorld(TabletopWorld):
         if path.suffix not in VIDEO_SUFFIXES:
             raise ValueError(f"cannot write video {path}: use one of {', '.join(VIDEO_SUFFIXES)}")
         super().__init__(config)
-        self._writer = None
+        self._writer: Any = None
         self.path, self.fps, self.size, self.camera = path, fps, size, camera
         self.render(*size, camera=camera)  # fail now, with a clear message, if there is no OpenGL
         path.parent.mkdir(parents=True, exist_ok=True)
-        extra = {"loop": 0} if path.suffix == ".gif" else {"macro_block_size": 8}
+        extra: dict[str, Any] = {"loop": 0} if path.suffix == ".gif" else {"macro_block_size": 8}
         self._writer = imageio.get_writer(path, fps=fps, **extra)
         self._next_frame = 0.0
         self.frames = 0

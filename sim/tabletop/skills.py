@@ -120,12 +120,16 @@ def _object_centre(state: SceneState, obj: str, *_args: str) -> np.ndarray:
     return state.object(obj).position
 
 
-BLOCK = ("block",)
+BLOCK: tuple[Category, ...] = ("block",)
 SKILLS: Mapping[str, Skill] = {
     skill.name: skill
     for skill in (
         Skill(
-            "reach", (Param("obj", ("block", "plate")),), hover_point, above, _grip_point,
+            "reach",
+            (Param("obj", ("block", "plate")),),
+            hover_point,
+            above,
+            _grip_point,
             "move the gripper above obj",
         ),
         Skill("pick", (Param("obj", BLOCK),), _pick_point, _picked, _object_centre, "grasp obj and lift it"),

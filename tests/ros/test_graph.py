@@ -177,8 +177,11 @@ def test_controller_reports_a_lost_bridge(ros_env: dict[str, str], test_node) ->
     try:
         scene = SceneWatch(test_node, "/lost_bridge/scene_state")
         scene.wait_new()
-        wait_until(lambda: test_node.count_subscribers("/lost_bridge/scene_state") >= 2, DISCOVERY_S,
-                   "the controller to subscribe to the bridge's scene")
+        wait_until(
+            lambda: test_node.count_subscribers("/lost_bridge/scene_state") >= 2,
+            DISCOVERY_S,
+            "the controller to subscribe to the bridge's scene",
+        )
         call = ActionCall(
             test_node,
             ExecuteSubgoal,
