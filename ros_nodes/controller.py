@@ -35,6 +35,9 @@ class Controller(Node):
         self.rate_hz = p("control_rate_hz", 25.0, "control loop rate (Hz)")
         self.default_timeout_s = p("default_timeout_s", 30.0, "subgoal timeout when the goal gives none (s)")
         self.scene_timeout_s = p("scene_timeout_s", 1.0, "abort when no SceneState arrived for this long (s)")
+        self.first_scene_timeout_s = p(
+            "first_scene_timeout_s", 10.0, "at start-up, wait this long for the bridge's first SceneState (s)"
+        )
         self.frame_id = p("frame_id", "world", "frame of the published twist")
         policy = p("policy", "expert", "skill policy backend")
         self.command_scale = WorldConfig(
@@ -71,13 +74,18 @@ class Controller(Node):
             self._scene_cond.notify_all()
 
     def _fresh_scene(self) -> SceneState | None:
-        """The latest scene, waiting up to scene_timeout_s for one; None when the bridge has gone quiet."""
+        """The latest scene, waiting for one if it is stale; None when the bridge has gone quiet.
+
+        Before the first scene has arrived (DDS discovery of the bridge can take seconds on a loaded
+        machine) the wait is first_scene_timeout_s; afterwards, scene_timeout_s.
+        """
 
         def fresh() -> bool:
             return self._scene is not None and time.monotonic() - self._scene[1] <= self.scene_timeout_s
 
         with self._scene_cond:
-            if not self._scene_cond.wait_for(fresh, timeout=self.scene_timeout_s):
+            timeout = self.scene_timeout_s if self._scene is not None else self.first_scene_timeout_s
+            if not self._scene_cond.wait_for(fresh, timeout=timeout):
                 return None
             assert self._scene is not None
             return self._scene[0]
@@ -176,10 +184,10 @@ class Controller(Node):
                 next_tick = time.monotonic()  # overran: drop the missed ticks rather than bursting
 
     def _lost_scene_message(self) -> str:
-        return (
-            f"no SceneState for {self.scene_timeout_s} s on {self.resolve_topic_name('scene_state')}: "
-            "is the sim or arm bridge running?"
-        )
+        topic = self.resolve_topic_name("scene_state")
+        first = self._scene is None
+        waited = f"within {self.first_scene_timeout_s}" if first else f"for {self.scene_timeout_s}"
+        return f"no SceneState {waited} s on {topic}: is the sim or arm bridge running?"
 
     @staticmethod
     def _rate_summary(ticks: list[float]) -> str:

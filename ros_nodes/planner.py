@@ -24,7 +24,7 @@ from rclpy.node import Node
 from policies.planning import LoopConfig, StepRecord, make_planner, run_closed_loop
 from ros_nodes.conversions import scene_from_msg, subgoal_to_msg
 from ros_nodes.node_main import Parameters, log_outcome, run_node
-from ros_nodes.waiting import PeerTimeoutError, wait_for
+from ros_nodes.waiting import PeerTimeoutError, send_goal, wait_for
 from sim.tabletop import SceneState, Subgoal, SubgoalError, Task, ground, make_task
 
 
@@ -104,10 +104,8 @@ class Planner(Node):
         msg = subgoal_to_msg(subgoal, subgoal_id, goal, self.subgoal_timeout_s)
         msg.header.stamp = self.get_clock().now().to_msg()
         self.subgoal_pub.publish(msg)
-        handle = wait_for(
-            self.execute_client.send_goal_async(ExecuteSubgoal.Goal(subgoal=msg)),
-            self.peer_timeout_s,
-            "controller goal acceptance",
+        handle = send_goal(
+            self.execute_client, ExecuteSubgoal.Goal(subgoal=msg), self.peer_timeout_s, "controller"
         )
         if not handle.accepted:
             return StepRecord(subgoal, False, f"controller rejected {subgoal}")

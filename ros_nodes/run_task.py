@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import sys
+import threading
 import time
 
 import rclpy
@@ -16,6 +17,9 @@ from rclpy.node import Node
 
 from policies.planning import format_step
 from ros_nodes.node_main import Parameters
+from ros_nodes.waiting import PeerTimeoutError, send_goal, wait_for
+
+ACCEPTANCE_TIMEOUT_S = 10.0
 
 
 class RunTaskClient(Node):
@@ -48,7 +52,8 @@ class RunTaskClient(Node):
                 format_step(fb.index, fb.subgoal, fb.status, now - self._steps.get(fb.index, now)), flush=True
             )
 
-    def run(self, executor: SingleThreadedExecutor) -> int:
+    def run(self) -> int:
+        """Send the task and report it; called from the main thread while an executor spins elsewhere."""
         if not self.client.wait_for_server(timeout_sec=self.server_timeout_s):
             print(
                 f"run_task: no RunTask server on {self.resolve_topic_name('run_task')} after "
@@ -60,28 +65,20 @@ class RunTaskClient(Node):
         started = time.monotonic()
         what = self.goal.instruction or f"task {self.goal.task!r} (seed {self.goal.seed})"
         print(f"Running {what}", flush=True)
-        handle_future = self.client.send_goal_async(self.goal, feedback_callback=self._on_feedback)
-        executor.spin_until_future_complete(handle_future, timeout_sec=self.server_timeout_s)
-        handle = handle_future.result()
-        if handle is None or not handle.accepted:
-            print("run_task: the planner did not accept the task", file=sys.stderr, flush=True)
-            return 2
-        result_future = handle.get_result_async()
-        executor.spin_until_future_complete(result_future, timeout_sec=self.task_timeout_s)
-        response = result_future.result()
-        if response is None:
-            print(
-                f"run_task: no result after {self.task_timeout_s} s; canceling", file=sys.stderr, flush=True
-            )
-            handle.cancel_goal_async()
+        try:
+            handle = send_goal(self.client, self.goal, ACCEPTANCE_TIMEOUT_S, "planner", self._on_feedback)
+            if not handle.accepted:
+                print("run_task: the planner rejected the task", file=sys.stderr, flush=True)
+                return 2
+            result = wait_for(handle.get_result_async(), self.task_timeout_s, "planner").result
+        except PeerTimeoutError as err:
+            print(f"run_task: {err}", file=sys.stderr, flush=True)
             return 3
-        result = response.result
-        verdict = "SUCCESS" if result.success else "FAILURE"
         print("-" * 60, flush=True)
+        verdict = "SUCCESS" if result.success else "FAILURE"
+        took = time.monotonic() - started
         print(
-            f"{verdict}: {result.subgoals_executed} subgoals in {time.monotonic() - started:.1f} s — "
-            f"{result.message}",
-            flush=True,
+            f"{verdict}: {result.subgoals_executed} subgoals in {took:.1f} s — {result.message}", flush=True
         )
         return 0 if result.success else 1
 
@@ -89,16 +86,19 @@ class RunTaskClient(Node):
 def main() -> int:
     rclpy.init(args=sys.argv)
     executor = SingleThreadedExecutor()
+    spinner = threading.Thread(target=executor.spin, daemon=True)
     code = 130
     try:
         node = RunTaskClient()
         executor.add_node(node)
-        code = node.run(executor)
-        node.destroy_node()
+        spinner.start()
+        code = node.run()
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
         executor.shutdown()
+        if spinner.is_alive():
+            spinner.join(timeout=5)
         rclpy.try_shutdown()
     return code
 

@@ -6,6 +6,10 @@ from hgpo.cli import Commands, dispatch
 
 BENCHMARKS: Commands = {
     "sim": ("hgpo.bench.sim:main", "expert success per tabletop task and the simulator's real-time factor"),
+    "graph": (
+        "hgpo.bench.graph:main",
+        "the launched ROS graph: topic rates, jitter, real-time factor, task time",
+    ),
 }
 
 

@@ -12,8 +12,9 @@ from ros_nodes.launcher.parse import parse_cli_args, parse_launch_file
 from ros_nodes.launcher.spec import NodeSpec, ParamFile, ParamValue
 
 
-def nodes(demo: Demo, body: str, args: dict[str, str] | None = None,
-          environ: dict[str, str] | None = None) -> list[NodeSpec]:
+def nodes(
+    demo: Demo, body: str, args: dict[str, str] | None = None, environ: dict[str, str] | None = None
+) -> list[NodeSpec]:
     return parse_launch_file(demo.launch_file(body), args, environ or {})
 
 
@@ -22,8 +23,9 @@ def one(demo: Demo, body: str, args: dict[str, str] | None = None) -> NodeSpec:
     return node
 
 
-def error(demo: Demo, body: str, args: dict[str, str] | None = None,
-          environ: dict[str, str] | None = None) -> str:
+def error(
+    demo: Demo, body: str, args: dict[str, str] | None = None, environ: dict[str, str] | None = None
+) -> str:
     with pytest.raises(LaunchError) as raised:
         nodes(demo, body, args, environ)
     return str(raised.value)
@@ -38,23 +40,44 @@ def names(specs: list[NodeSpec]) -> list[str | None]:
 
 def test_node_command_is_built_as_ros2_builds_it(demo: Demo) -> None:
     config = demo.write("a.yaml", "/**:\n  ros__parameters:\n    rate: 1.0\n")
-    node = one(demo, f"""
+    node = one(
+        demo,
+        f"""
       <node pkg="demo_pkg" exec="demo_node" name="talker" namespace="robot" output="screen"
             on_exit="shutdown">
         <param from="{config}"/>
         <param name="rate" value="2.5"/>
         <remap from="chatter" to="/hgpo/chatter"/>
         <param name="label" value="hello world"/>
-      </node>""")
+      </node>""",
+    )
     exe = demo.prefix / "lib" / "demo_pkg" / "demo_node"
     assert node == NodeSpec(
-        package="demo_pkg", executable="demo_node", executable_path=exe, name="talker", namespace="/robot",
+        package="demo_pkg",
+        executable="demo_node",
+        executable_path=exe,
+        name="talker",
+        namespace="/robot",
         params=(ParamFile(config), ParamValue("rate", "2.5"), ParamValue("label", "hello world")),
-        remaps=(("chatter", "/hgpo/chatter"),), output="screen", on_exit_shutdown=True,
+        remaps=(("chatter", "/hgpo/chatter"),),
+        output="screen",
+        on_exit_shutdown=True,
     )
     assert node.command() == [
-        str(exe), "--ros-args", "-r", "__node:=talker", "-r", "__ns:=/robot", "--params-file", str(config),
-        "-p", "rate:=2.5", "-p", "label:=hello world", "-r", "chatter:=/hgpo/chatter",
+        str(exe),
+        "--ros-args",
+        "-r",
+        "__node:=talker",
+        "-r",
+        "__ns:=/robot",
+        "--params-file",
+        str(config),
+        "-p",
+        "rate:=2.5",
+        "-p",
+        "label:=hello world",
+        "-r",
+        "chatter:=/hgpo/chatter",
     ]
 
 
@@ -114,51 +137,74 @@ def test_let_sets_and_overrides_and_arg_keeps_a_given_value(demo: Demo) -> None:
 
 
 def test_group_scopes_args_lets_and_namespace(demo: Demo) -> None:
-    body = """<let name="who" value="outer"/>
+    body = (
+        """<let name="who" value="outer"/>
       <group>
         <push-ros-namespace namespace="hgpo"/>
         <let name="who" value="inner"/>
         <arg name="only_inside" default="x"/>
-        """ + NODE.format(name="$(var who)") + """
+        """
+        + NODE.format(name="$(var who)")
+        + """
         <group>
           <push-ros-namespace namespace="arm/"/>
           <node pkg="demo_pkg" exec="demo_node" name="deep" namespace="left"/>
           <node pkg="demo_pkg" exec="demo_node" name="absolute" namespace="/top"/>
         </group>
       </group>
-      """ + NODE.format(name="$(var who)")
+      """
+        + NODE.format(name="$(var who)")
+    )
     specs = nodes(demo, body)
     assert [(spec.name, spec.namespace) for spec in specs] == [
-        ("inner", "/hgpo"), ("deep", "/hgpo/arm/left"), ("absolute", "/top"), ("outer", None),
+        ("inner", "/hgpo"),
+        ("deep", "/hgpo/arm/left"),
+        ("absolute", "/top"),
+        ("outer", None),
     ]
     assert "only_inside" in error(demo, body + NODE.format(name="$(var only_inside)"))
 
 
 def test_push_namespace_outside_a_group_applies_to_the_rest_of_the_file(demo: Demo) -> None:
-    body = NODE.format(name="before") + '<push-ros-namespace namespace="/"/>' + NODE.format(name="root") + \
-        '<push-ros-namespace namespace="hgpo"/>' + NODE.format(name="after")
+    body = (
+        NODE.format(name="before")
+        + '<push-ros-namespace namespace="/"/>'
+        + NODE.format(name="root")
+        + '<push-ros-namespace namespace="hgpo"/>'
+        + NODE.format(name="after")
+    )
     assert [spec.namespace for spec in nodes(demo, body)] == [None, "/", "/hgpo"]
 
 
-@pytest.mark.parametrize(("value", "enabled"), [("true", True), ("1", True), ("True", True),
-                                                ("false", False), ("0", False), ("FALSE", False)])
+@pytest.mark.parametrize(
+    ("value", "enabled"),
+    [("true", True), ("1", True), ("True", True), ("false", False), ("0", False), ("FALSE", False)],
+)
 def test_if_and_unless_on_every_action(demo: Demo, value: str, enabled: bool) -> None:
-    body = f"""<arg name="c" default="{value}"/>
+    body = (
+        f"""<arg name="c" default="{value}"/>
       <arg name="a" default="arg-off" if="$(var c)"/><arg name="a" default="arg-on"/>
       <let name="l" value="let-on" unless="$(var c)"/><let name="l" value="let-off" if="$(var c)"/>
       <push-ros-namespace namespace="ns" if="$(var c)"/>
       <node pkg="demo_pkg" exec="demo_node" name="n_if" if="$(var c)"/>
       <node pkg="demo_pkg" exec="demo_node" name="n_unless" unless="$(var c)"/>
-      <group if="$(var c)">""" + NODE.format(name="g_if") + """</group>
-      <group unless="$(var c)">""" + NODE.format(name="g_unless") + """</group>
+      <group if="$(var c)">"""
+        + NODE.format(name="g_if")
+        + """</group>
+      <group unless="$(var c)">"""
+        + NODE.format(name="g_unless")
+        + """</group>
       <node pkg="demo_pkg" exec="demo_node" name="report">
         <param name="a" value="$(var a)"/><param name="l" value="$(var l)"/>
       </node>"""
+    )
     specs = nodes(demo, body)
     expected = ["n_if", "g_if"] if enabled else ["n_unless", "g_unless"]
     assert names(specs) == [*expected, "report"]
-    assert specs[-1].params == (ParamValue("a", "arg-off" if enabled else "arg-on"),
-                                ParamValue("l", "let-off" if enabled else "let-on"))
+    assert specs[-1].params == (
+        ParamValue("a", "arg-off" if enabled else "arg-on"),
+        ParamValue("l", "let-off" if enabled else "let-on"),
+    )
     assert specs[-1].namespace == ("/ns" if enabled else None)
 
 
@@ -194,7 +240,8 @@ def test_find_pkg_share_and_nested_substitutions(demo: Demo) -> None:
         <param name="text" value="a \\$ sign, $(env NOPE '$(var pkg) ok')"/>
       </node>"""
     assert one(demo, body).params == (
-        ParamFile(params), ParamValue("share", str(demo.prefix / "share" / "other_pkg")),
+        ParamFile(params),
+        ParamValue("share", str(demo.prefix / "share" / "other_pkg")),
         ParamValue("text", "a $ sign, demo_pkg ok"),
     )
 
@@ -204,63 +251,90 @@ def test_undefined_var_lists_what_is_defined(demo: Demo) -> None:
     assert "sede" in message and "seed" in message and "<node>" in message
 
 
-@pytest.mark.parametrize(("value", "expected"), [
-    ("$(foo bar)", "unsupported substitution $(foo"),
-    ("$(find-pkg-prefix demo_pkg)", "unsupported substitution"),
-    ("$(var)", "$(var) expects $(var NAME), got 0"),
-    ("$(var a b)", "got 2"),
-    ("$(env A B C)", "got 3"),
-    ("$(var a", "expected ')'"),
-    ("cost $5", "must be escaped"),
-    ("$(var  a)", "exactly one space"),
-])
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("$(foo bar)", "unsupported substitution $(foo"),
+        ("$(find-pkg-prefix demo_pkg)", "unsupported substitution"),
+        ("$(var)", "$(var) expects $(var NAME), got 0"),
+        ("$(var a b)", "got 2"),
+        ("$(env A B C)", "got 3"),
+        ("$(var a", "expected ')'"),
+        ("cost $5", "must be escaped"),
+        ("$(var  a)", "exactly one space"),
+    ],
+)
 def test_bad_substitutions_are_reported_even_when_disabled(demo: Demo, value: str, expected: str) -> None:
     message = error(demo, f'<group if="false"><let name="x" value="{value}"/></group>')
     assert expected in message and "<let>" in message and "test.launch.xml:3" in message
     assert "supported: $(var NAME)" in message
 
 
-@pytest.mark.parametrize(("body", "expected"), [
-    ('<include file="other.launch.xml"/>', "<include>: element not supported"),
-    ('<executable cmd="ls"/>', "<executable>: element not supported"),
-    ('<group><set_parameter name="a" value="1"/></group>', "supported inside <group>: arg, let, group"),
-    ('<node pkg="demo_pkg" exec="demo_node"><env name="A" value="1"/></node>', "inside <node>: param, remap"),
-    ('<arg name="a" default="1"><param name="x" value="1"/></arg>', "<arg> takes no child elements"),
-    ('<node pkg="demo_pkg" exec="demo_node"><param name="a"><param name="b" value="1"/></param></node>',
-     "<param> takes no child elements"),
-])
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ('<include file="other.launch.xml"/>', "<include>: element not supported"),
+        ('<executable cmd="ls"/>', "<executable>: element not supported"),
+        ('<group><set_parameter name="a" value="1"/></group>', "supported inside <group>: arg, let, group"),
+        (
+            '<node pkg="demo_pkg" exec="demo_node"><env name="A" value="1"/></node>',
+            "inside <node>: param, remap",
+        ),
+        ('<arg name="a" default="1"><param name="x" value="1"/></arg>', "<arg> takes no child elements"),
+        (
+            '<node pkg="demo_pkg" exec="demo_node">'
+            '<param name="a"><param name="b" value="1"/></param></node>',
+            "<param> takes no child elements",
+        ),
+    ],
+)
 def test_unsupported_elements_say_where_and_what_is_supported(demo: Demo, body: str, expected: str) -> None:
     message = error(demo, body)
     assert expected in message and "test.launch.xml:3" in message
 
 
-@pytest.mark.parametrize(("body", "expected"), [
-    ('<node pkg="demo_pkg" exec="demo_node" required="true"/>', "attribute 'required' is not supported"),
-    ('<node pkg="demo_pkg" exec="demo_node" respawn="true"/>', "supported: pkg, exec, name, namespace"),
-    ('<arg name="a" default="1" choices="1,2"/>', "attribute 'choices'"),
-    ('<group scoped="false"/>', "attribute 'scoped'"),
-    ('<node pkg="demo_pkg" exec="demo_node"><remap from="a" to="b" if="1"/></node>', "ros2 launch rejects"),
-    ('<node pkg="demo_pkg" exec="demo_node"><param from="a.yaml" unless="0"/></node>', "ros2 launch rejects"),
-    ('<node pkg="demo_pkg" exec="demo_node"><param name="a" value="1" type="str"/></node>', "'type'"),
-])
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ('<node pkg="demo_pkg" exec="demo_node" required="true"/>', "attribute 'required' is not supported"),
+        ('<node pkg="demo_pkg" exec="demo_node" respawn="true"/>', "supported: pkg, exec, name, namespace"),
+        ('<arg name="a" default="1" choices="1,2"/>', "attribute 'choices'"),
+        ('<group scoped="false"/>', "attribute 'scoped'"),
+        (
+            '<node pkg="demo_pkg" exec="demo_node"><remap from="a" to="b" if="1"/></node>',
+            "ros2 launch rejects",
+        ),
+        (
+            '<node pkg="demo_pkg" exec="demo_node"><param from="a.yaml" unless="0"/></node>',
+            "ros2 launch rejects",
+        ),
+        ('<node pkg="demo_pkg" exec="demo_node"><param name="a" value="1" type="str"/></node>', "'type'"),
+    ],
+)
 def test_unsupported_attributes_are_rejected(demo: Demo, body: str, expected: str) -> None:
     assert expected in error(demo, body)
 
 
-@pytest.mark.parametrize(("body", "expected"), [
-    ('<node pkg="demo_pkg"/>', "missing required attribute 'exec'"),
-    ("<arg/>", "missing required attribute 'name'"),
-    ('<let name="a"/>', "missing required attribute 'value'"),
-    ("<push-ros-namespace/>", "missing required attribute 'namespace'"),
-    ('<node pkg="demo_pkg" exec="demo_node"><remap from="a"/></node>', "missing required attribute 'to'"),
-    ('<node pkg="demo_pkg" exec="demo_node"><param name="a"/></node>', "either from="),
-    ('<node pkg="demo_pkg" exec="demo_node"><param from="a.yaml" name="a"/></node>', "either from="),
-    ('<node pkg="demo_pkg" exec="demo_node" on_exit="restart"/>', 'the only supported value is "shutdown"'),
-    ('<node pkg="demo_pkg" exec="demo_node" output="own_log"/>', "supported: screen, log, both"),
-    ('<node pkg="demo_pkg" exec="demo_node" name="my-node"/>', "not a valid node name"),
-    ('<node pkg="demo_pkg" exec="demo_node" namespace="1st"/>', "not a valid ROS namespace"),
-    ('<push-ros-namespace namespace="a b"/>', "not a valid ROS namespace"),
-])
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ('<node pkg="demo_pkg"/>', "missing required attribute 'exec'"),
+        ("<arg/>", "missing required attribute 'name'"),
+        ('<let name="a"/>', "missing required attribute 'value'"),
+        ("<push-ros-namespace/>", "missing required attribute 'namespace'"),
+        ('<node pkg="demo_pkg" exec="demo_node"><remap from="a"/></node>', "missing required attribute 'to'"),
+        ('<node pkg="demo_pkg" exec="demo_node"><param name="a"/></node>', "either from="),
+        ('<node pkg="demo_pkg" exec="demo_node"><param from="a.yaml" name="a"/></node>', "either from="),
+        (
+            '<node pkg="demo_pkg" exec="demo_node" on_exit="restart"/>',
+            'the only supported value is "shutdown"',
+        ),
+        ('<node pkg="demo_pkg" exec="demo_node" output="own_log"/>', "supported: screen, log, both"),
+        ('<node pkg="demo_pkg" exec="demo_node" name="my-node"/>', "not a valid node name"),
+        ('<node pkg="demo_pkg" exec="demo_node" namespace="1st"/>', "not a valid ROS namespace"),
+        ('<push-ros-namespace namespace="a b"/>', "not a valid ROS namespace"),
+    ],
+)
 def test_malformed_elements(demo: Demo, body: str, expected: str) -> None:
     assert expected in error(demo, body)
 

@@ -6,9 +6,7 @@ import io
 import json
 import re
 import signal
-import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,6 +16,7 @@ from launcher_testing import REPO, TIMEOUT_S, Demo, alive, wait_until
 from ros_nodes.launcher.parse import parse_launch_file
 from ros_nodes.launcher.runner import LOG_FILE, run
 from ros_nodes.launcher.spec import NodeSpec
+from tests.processes import Captured
 
 
 def node(name: str, *params: tuple[str, str], attrs: str = 'output="screen"') -> str:
@@ -27,8 +26,12 @@ def node(name: str, *params: tuple[str, str], attrs: str = 'output="screen"') ->
 
 def task(exit_code: int, wait_for: str) -> str:
     """A node that ends the launch with `exit_code` once the nodes in `wait_for` are up."""
-    return node("task", ("wait_for", wait_for), ("exit_code", str(exit_code)),
-                attrs='output="screen" on_exit="shutdown"')
+    return node(
+        "task",
+        ("wait_for", wait_for),
+        ("exit_code", str(exit_code)),
+        attrs='output="screen" on_exit="shutdown"',
+    )
 
 
 def run_launch(demo: Demo, body: str, grace_s: float = 5.0) -> tuple[int, list[NodeSpec], str]:
@@ -45,8 +48,11 @@ def test_output_is_prefixed_per_node_and_the_command_line_carries_args(demo: Dem
     </node>"""
     code, specs, out = run_launch(demo, talker + task(0, wait_for="talker"))
     assert code == 0, out
-    reported = next(json.loads(line.removeprefix("[talker] ")) for line in out.splitlines()
-                    if line.startswith("[talker] {"))
+    reported = next(
+        json.loads(line.removeprefix("[talker] "))
+        for line in out.splitlines()
+        if line.startswith("[talker] {")
+    )
     assert reported == {"name": "talker", "argv": specs[0].command()[1:]}
     assert "--params-file" in reported["argv"] and "rate:=2.5" in reported["argv"]
     assert "[talker] talker says hi on stderr" in out
@@ -107,29 +113,14 @@ def test_a_node_that_cannot_start_stops_the_launch(demo: Demo) -> None:
     assert first is not None and not alive(int(first.group(1)))
 
 
-class Launcher:
-    """`python -m ros_nodes.launcher FILE` in the background, its output collected line by line."""
+class Launcher(Captured):
+    """`python -m ros_nodes.launcher FILE` in the background."""
 
     def __init__(self, path: Path, *options: str) -> None:
-        command = [sys.executable, "-m", "ros_nodes.launcher", str(path), *options]
-        self.proc = subprocess.Popen(command, cwd=REPO, text=True,
-                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        self.lines: list[str] = []
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.lines.append(line.rstrip("\n"))
+        super().__init__([sys.executable, "-m", "ros_nodes.launcher", str(path), *options], cwd=REPO)
 
     def expect(self, text: str) -> None:
         wait_until(lambda: any(text in line for line in self.lines), f"{text!r} in the launcher's output")
-
-    def wait(self) -> int:
-        code = self.proc.wait(timeout=TIMEOUT_S)
-        self._reader.join(timeout=TIMEOUT_S)
-        return code
 
 
 @pytest.fixture
@@ -151,7 +142,7 @@ def test_a_signal_to_the_launcher_stops_every_node_cleanly(
     launchers.append(launcher)
     pids = [demo.pid("alpha"), demo.pid("beta")]
     launcher.proc.send_signal(sig)
-    assert launcher.wait() == 0, launcher.lines  # as ros2 launch after Ctrl-C
+    assert launcher.wait(TIMEOUT_S) == 0, launcher.lines  # as ros2 launch after Ctrl-C
     assert f"[alpha] alpha stopping on {sig.name}" in launcher.lines
     assert f"[beta] beta stopping on {sig.name}" in launcher.lines
     assert not any(alive(pid) for pid in pids)
@@ -166,7 +157,7 @@ def test_a_crashing_node_is_reported_by_name_and_the_others_keep_running(
     steady = demo.pid("steady")
     assert alive(steady) and launcher.proc.poll() is None
     launcher.proc.send_signal(signal.SIGINT)
-    assert launcher.wait() == 1  # a node failed
+    assert launcher.wait(TIMEOUT_S) == 1  # a node failed
     assert not alive(steady)
 
 
@@ -175,6 +166,6 @@ def test_a_node_that_has_to_be_killed_fails_the_launch(demo: Demo, launchers: li
     launchers.append(launcher)
     stubborn = demo.pid("stubborn")
     launcher.proc.send_signal(signal.SIGINT)
-    assert launcher.wait() == 1
+    assert launcher.wait(TIMEOUT_S) == 1
     assert "[launch] 'stubborn' still running after SIGTERM: sending SIGKILL" in launcher.lines
     assert not alive(stubborn)

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -13,8 +11,14 @@ from pathlib import Path
 import pytest
 
 rclpy = pytest.importorskip("rclpy", reason="ROS tests need the venv built by `make setup`")
+from rclpy.action import ActionClient  # noqa: E402
+from rclpy.client import Client  # noqa: E402
 from rclpy.executors import MultiThreadedExecutor  # noqa: E402
 from rclpy.node import Node  # noqa: E402
+from rclpy.publisher import Publisher  # noqa: E402
+from rclpy.subscription import Subscription  # noqa: E402
+
+from tests.processes import Captured  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 HGPO = [sys.executable, "-m", "hgpo.cli"]
@@ -23,7 +27,7 @@ HGPO = [sys.executable, "-m", "hgpo.cli"]
 @pytest.fixture(scope="session")
 def ros_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """Environment of this test run's nodes: a DDS domain of its own, logs in a temp folder."""
-    domain = str(100 + os.getpid() % 100)
+    domain = str(1 + os.getpid() % 100)  # 1..100; whole-graph tests use +100 (DDS allows up to 232)
     env = dict(
         os.environ,
         ROS_DOMAIN_ID=domain,
@@ -35,62 +39,31 @@ def ros_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     return env
 
 
-class Launched:
-    """A launched graph; its combined output is collected for assertions."""
+class Launched(Captured):
+    """`hgpo launch ARGS` in the background."""
 
     def __init__(self, args: list[str], env: dict[str, str]) -> None:
-        self.proc = subprocess.Popen(
-            [*HGPO, "launch", *args],
-            env=env,
-            cwd=REPO,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            start_new_session=True,
-        )
-        self.lines: list[str] = []
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.lines.append(line.rstrip("\n"))
-
-    @property
-    def output(self) -> str:
-        return "\n".join(self.lines)
-
-    def wait(self, timeout: float) -> int:
-        code = self.proc.wait(timeout=timeout)
-        self._reader.join(timeout=5)
-        return code
-
-    def stop(self) -> int:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
-            try:
-                return self.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-        return self.wait(timeout=20)
+        super().__init__([*HGPO, "launch", *args], cwd=REPO, env=env)
 
 
 @pytest.fixture
 def launch(ros_env: dict[str, str]) -> Iterator[Callable[..., Launched]]:
+    """Whole graphs a test launches, in a DDS domain apart from the session's so that they never meet the
+    module-wide graph under the same names."""
     started: list[Launched] = []
+    env = dict(ros_env, ROS_DOMAIN_ID=str(int(ros_env["ROS_DOMAIN_ID"]) + 100))
 
     def start(*args: str) -> Launched:
-        started.append(Launched(list(args), ros_env))
+        started.append(Launched(list(args), env))
         return started[-1]
 
     yield start
     for launched in started:
-        launched.stop()
+        launched.stop(timeout=20)
 
 
 @pytest.fixture(scope="session")
-def test_node(ros_env: dict[str, str]) -> Iterator[Node]:
+def session_node(ros_env: dict[str, str]) -> Iterator[Node]:
     """An rclpy node in this process, spun on a background executor for the whole session."""
     rclpy.init(domain_id=int(ros_env["ROS_DOMAIN_ID"]))
     node = rclpy.create_node("hgpo_test_client", namespace="hgpo")
@@ -103,3 +76,26 @@ def test_node(ros_env: dict[str, str]) -> Iterator[Node]:
     thread.join(timeout=5)
     node.destroy_node()
     rclpy.try_shutdown()
+
+
+@pytest.fixture
+def test_node(session_node: Node) -> Iterator[Node]:
+    """The session's node; what a test creates on it is destroyed after the test, so that subscriptions
+    (scenes at 100 Hz) and action clients do not pile up and slow its executor down for later tests."""
+    before = {id(e) for e in _entities(session_node)}
+    yield session_node
+    for entity in _entities(session_node):
+        if id(entity) in before:
+            continue
+        if isinstance(entity, ActionClient):
+            entity.destroy()
+        elif isinstance(entity, Subscription):
+            session_node.destroy_subscription(entity)
+        elif isinstance(entity, Publisher):
+            session_node.destroy_publisher(entity)
+        elif isinstance(entity, Client):
+            session_node.destroy_client(entity)
+
+
+def _entities(node: Node) -> list[object]:
+    return [*node.subscriptions, *node.publishers, *node.clients, *node.waitables]

@@ -11,7 +11,10 @@ from rclpy.action import ActionClient
 from rclpy.node import Node
 from rclpy.task import Future
 
+from ros_nodes.waiting import send_goal
+
 DISCOVERY_S = 30.0  # generous: CI machines are shared and DDS discovery can take seconds
+ACCEPTANCE_S = 10.0  # a goal's acceptance normally takes milliseconds
 
 
 def wait_future(future: Future, timeout: float, what: str) -> Any:
@@ -36,11 +39,19 @@ class ActionCall:
     def __init__(self, node: Node, action_type: type, name: str, goal: Any) -> None:
         self.client = ActionClient(node, action_type, name)
         assert self.client.wait_for_server(timeout_sec=DISCOVERY_S), f"action server {name} never appeared"
+        # wait_for_server covers the action's services, not its feedback topic: feedback published before
+        # that topic is matched is lost, so a short goal could finish without any reaching this client.
+        feedback_topic = f"{name}/_action/feedback"
+        wait_until(
+            lambda: node.count_publishers(feedback_topic) > 0, DISCOVERY_S, f"{feedback_topic} discovery"
+        )
         self.feedback: list[Any] = []
-        self.handle = wait_future(
-            self.client.send_goal_async(goal, feedback_callback=lambda m: self.feedback.append(m.feedback)),
-            DISCOVERY_S,
-            f"{name} goal acceptance",
+        self.handle = send_goal(
+            self.client,
+            goal,
+            ACCEPTANCE_S,
+            name,
+            feedback_callback=lambda m: self.feedback.append(m.feedback),
         )
         assert self.handle.accepted, f"{name} rejected the goal"
         self._result = self.handle.get_result_async()

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import math
 import os
-import signal
-import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import pytest
@@ -19,7 +17,8 @@ from hgpo_msgs.msg import SceneState, Subgoal
 from hgpo_msgs.srv import ResetScene
 
 from sim.tabletop import make_task
-from tests.ros.conftest import Launched
+from tests.processes import Captured
+from tests.ros.conftest import REPO, Launched
 from tests.ros.helpers import DISCOVERY_S, ActionCall, wait_future, wait_until
 
 TASK_TIMEOUT_S = 180.0
@@ -30,7 +29,7 @@ def graph(ros_env: dict[str, str]) -> Iterator[Launched]:
     """The sim graph without run_task: tests drive it over DDS."""
     launched = Launched(["sim", "run_task:=false"], ros_env)
     yield launched
-    assert launched.stop() == 0, launched.output
+    assert launched.stop(timeout=20) == 0, launched.output
 
 
 class SceneWatch:
@@ -156,61 +155,59 @@ def test_cancel_and_preemption(graph: Launched, test_node) -> None:
     assert status == GoalStatus.STATUS_CANCELED and "canceled" in result.message
 
 
-def node_process(executable: str, namespace: str, env: dict[str, str], *params: str) -> subprocess.Popen:
-    exe = os.path.join(sys.prefix, "lib", "hgpo", executable)
-    args = [exe, "--ros-args", "-r", f"__ns:=/{namespace}"]
-    for param in params:
-        args += ["-p", param]
-    return subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+@pytest.fixture
+def start_node(ros_env: dict[str, str]) -> Iterator[Callable[..., Captured]]:
+    """Single nodes started straight from their installed executables, in a namespace of a test's own."""
+    started: list[Captured] = []
+
+    def start(executable: str, namespace: str, *params: str) -> Captured:
+        args = [
+            os.path.join(sys.prefix, "lib", "hgpo", executable),
+            "--ros-args",
+            "-r",
+            f"__ns:=/{namespace}",
+        ]
+        for param in params:
+            args += ["-p", param]
+        started.append(Captured(args, cwd=REPO, env=ros_env))
+        return started[-1]
+
+    yield start
+    for proc in started:
+        proc.stop(timeout=20)
 
 
-def stop(proc: subprocess.Popen) -> str:
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGINT)
-    out, _ = proc.communicate(timeout=20)
-    return out
+def test_controller_reports_a_lost_bridge(start_node, test_node) -> None:
+    bridge = start_node("sim_bridge", "lost_bridge")
+    controller = start_node("controller", "lost_bridge", "scene_timeout_s:=0.5")
+    scene = SceneWatch(test_node, "/lost_bridge/scene_state")
+    scene.wait_new()
+    wait_until(
+        lambda: test_node.count_subscribers("/lost_bridge/scene_state") >= 2,
+        DISCOVERY_S,
+        "the controller to subscribe to the bridge's scene",
+    )
+    call = ActionCall(
+        test_node,
+        ExecuteSubgoal,
+        "/lost_bridge/execute_subgoal",
+        subgoal("reach", "yellow_block", timeout_s=60.0),
+    )
+    wait_until(lambda: call.feedback, DISCOVERY_S, "feedback")
+    bridge.proc.kill()
+    status, result = call.result(DISCOVERY_S)
+    assert status == GoalStatus.STATUS_ABORTED, controller.output
+    assert "no SceneState" in result.message and "bridge" in result.message
 
 
-def test_controller_reports_a_lost_bridge(ros_env: dict[str, str], test_node) -> None:
-    bridge = node_process("sim_bridge", "lost_bridge", ros_env)
-    controller = node_process("controller", "lost_bridge", ros_env, "scene_timeout_s:=0.5")
-    try:
-        scene = SceneWatch(test_node, "/lost_bridge/scene_state")
-        scene.wait_new()
-        wait_until(
-            lambda: test_node.count_subscribers("/lost_bridge/scene_state") >= 2,
-            DISCOVERY_S,
-            "the controller to subscribe to the bridge's scene",
-        )
-        call = ActionCall(
-            test_node,
-            ExecuteSubgoal,
-            "/lost_bridge/execute_subgoal",
-            subgoal("reach", "yellow_block", timeout_s=60.0),
-        )
-        wait_until(lambda: call.feedback, DISCOVERY_S, "feedback")
-        bridge.kill()
-        status, result = call.result(DISCOVERY_S)
-        assert status == GoalStatus.STATUS_ABORTED
-        assert "no SceneState" in result.message and "bridge" in result.message
-    finally:
-        bridge.kill()
-        stop(bridge)
-        stop(controller)
-
-
-def test_planner_reports_a_missing_controller(ros_env: dict[str, str], test_node) -> None:
-    bridge = node_process("sim_bridge", "no_controller", ros_env)
-    planner = node_process("planner", "no_controller", ros_env, "peer_timeout_s:=1.0")
-    try:
-        call = ActionCall(
-            test_node, RunTask, "/no_controller/run_task", RunTask.Goal(task="reach", reset=True)
-        )
-        status, result = call.result(DISCOVERY_S)
-        assert status == GoalStatus.STATUS_ABORTED and "is the controller running?" in result.message
-    finally:
-        stop(bridge)
-        stop(planner)
+def test_planner_reports_a_missing_controller(start_node, test_node) -> None:
+    start_node("sim_bridge", "no_controller")
+    planner = start_node("planner", "no_controller", "peer_timeout_s:=1.0")
+    call = ActionCall(test_node, RunTask, "/no_controller/run_task", RunTask.Goal(task="reach", reset=True))
+    status, result = call.result(DISCOVERY_S)
+    assert status == GoalStatus.STATUS_ABORTED and "is the controller running?" in result.message, (
+        planner.output
+    )
 
 
 def test_make_sim_runs_the_task_and_exits_zero(launch) -> None:

@@ -1,0 +1,173 @@
+"""`hgpo bench graph`: the ROS graph as `make sim` runs it, measured from outside like `ros2 topic hz`.
+
+Launches `sim.launch.xml` (without run_task) in a DDS domain of its own, sends tasks through `RunTask`,
+and times what arrives on the wire: the bridge's `scene_state` rate (its achieved tick rate and hence the
+real-time factor, each tick being 1/rate_hz simulated seconds), the controller's `cmd_twist` rate and
+jitter while subgoals run, and each task's wall time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from hgpo.bench.report import table, write_json
+from sim.tabletop import TASKS
+
+BRIDGE_RATE_HZ = 100.0  # launch/config/sim_bridge.yaml
+CONTROL_RATE_HZ = 25.0  # launch/config/controller.yaml
+
+
+@dataclass(frozen=True)
+class BenchGraphConfig:
+    tasks: tuple[str, ...] = ("stack", "sort")
+    seeds: int = 3  # seeds 0..seeds-1 per task
+    domain_id: int = 1 + os.getpid() % 100
+    json: Path = Path("runs/bench/graph.json")
+
+
+def interval_stats(times: list[float], nominal_hz: float) -> dict[str, float]:
+    """Rate and jitter of arrivals; gaps longer than 3 periods (between subgoals) are not intervals."""
+    intervals = np.diff(np.asarray(times))
+    intervals = intervals[intervals < 3.0 / nominal_hz]
+    if len(intervals) < 2:
+        return {"rate_hz": float("nan"), "jitter_p50_ms": float("nan"), "jitter_p99_ms": float("nan"), "n": 0}
+    jitter = np.abs(intervals - 1.0 / nominal_hz) * 1e3
+    return {
+        "rate_hz": float(1.0 / intervals.mean()),
+        "jitter_p50_ms": float(np.percentile(jitter, 50)),
+        "jitter_p99_ms": float(np.percentile(jitter, 99)),
+        "n": len(intervals),
+    }
+
+
+def run(config: BenchGraphConfig) -> dict:
+    import rclpy
+    from geometry_msgs.msg import TwistStamped
+    from hgpo_msgs.action import RunTask
+    from hgpo_msgs.msg import SceneState
+    from rclpy.action import ActionClient
+    from rclpy.executors import SingleThreadedExecutor
+
+    from ros_nodes.waiting import send_goal, wait_for
+
+    env = dict(os.environ, ROS_DOMAIN_ID=str(config.domain_id), PYTHONUNBUFFERED="1")
+    log = open(Path(config.json).with_suffix(".launch.log"), "w")  # noqa: SIM115 (closed below)
+    launch = subprocess.Popen(
+        [sys.executable, "-m", "hgpo.cli", "launch", "sim", "run_task:=false"],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    rclpy.init(domain_id=config.domain_id)
+    node = rclpy.create_node("hgpo_bench_graph", namespace="hgpo")
+    scene_times: list[float] = []
+    twist_times: list[float] = []
+    node.create_subscription(SceneState, "scene_state", lambda _m: scene_times.append(time.monotonic()), 100)
+    node.create_subscription(TwistStamped, "cmd_twist", lambda _m: twist_times.append(time.monotonic()), 100)
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    spinner = threading.Thread(target=executor.spin, daemon=True)
+    spinner.start()
+    client: ActionClient[RunTask.Goal, RunTask.Result, RunTask.Feedback] = ActionClient(
+        node, RunTask, "run_task"
+    )
+    episodes = []
+    try:
+        if not client.wait_for_server(timeout_sec=60.0):
+            raise RuntimeError(f"the graph did not come up; see {log.name}")
+        for name in config.tasks:
+            for seed in range(config.seeds):
+                start = time.monotonic()
+                handle = send_goal(client, RunTask.Goal(task=name, seed=seed, reset=True), 10.0, "planner")
+                result = wait_for(handle.get_result_async(), 300.0, "planner").result
+                episodes.append(
+                    {
+                        "task": name,
+                        "seed": seed,
+                        "success": bool(result.success),
+                        "subgoals": int(result.subgoals_executed),
+                        "wall_s": time.monotonic() - start,
+                    }
+                )
+                print(
+                    f"  {name:<10} seed {seed}: {'ok' if result.success else 'FAILED'} "
+                    f"({episodes[-1]['wall_s']:.1f} s)",
+                    flush=True,
+                )
+    finally:
+        executor.shutdown()
+        spinner.join(timeout=5)
+        node.destroy_node()
+        rclpy.try_shutdown()
+        os.killpg(launch.pid, signal.SIGINT)
+        launch.wait(timeout=30)
+        log.close()
+    bridge = interval_stats(scene_times, BRIDGE_RATE_HZ)
+    return {
+        "episodes": episodes,
+        "bridge_scene_state": {**bridge, "real_time_factor": bridge["rate_hz"] / BRIDGE_RATE_HZ},
+        "controller_cmd_twist": interval_stats(twist_times, CONTROL_RATE_HZ),
+    }
+
+
+def main(argv: list[str]) -> int:
+    default = BenchGraphConfig()
+    parser = argparse.ArgumentParser(prog="hgpo bench graph", description=__doc__)
+    parser.add_argument(
+        "--tasks", nargs="+", choices=sorted(TASKS), default=list(default.tasks), metavar="TASK"
+    )
+    parser.add_argument(
+        "--seeds", type=int, default=default.seeds, help="seeds per task (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--json", type=Path, default=default.json, help="where to write the figures (%(default)s)"
+    )
+    args = parser.parse_args(argv)
+    config = BenchGraphConfig(tasks=tuple(args.tasks), seeds=args.seeds, json=args.json)
+    config.json.parent.mkdir(parents=True, exist_ok=True)
+    print(
+        f"Launching the sim graph in ROS domain {config.domain_id}; tasks {', '.join(config.tasks)}",
+        flush=True,
+    )
+    results = run(config)
+    episodes = results["episodes"]
+    print("\nTasks over DDS (bridge 100 Hz, controller 25 Hz)")
+    print(
+        table(
+            ["task", "solved", "mean wall s"],
+            [
+                [
+                    name,
+                    f"{sum(e['success'] for e in eps)}/{len(eps)}",
+                    float(np.mean([e["wall_s"] for e in eps])),
+                ]
+                for name in config.tasks
+                for eps in [[e for e in episodes if e["task"] == name]]
+            ],
+        )
+    )
+    print("\nRates on the wire")
+    rows = [
+        [topic, r["rate_hz"], r["jitter_p50_ms"], r["jitter_p99_ms"], r["n"]]
+        for topic, r in (
+            ("scene_state (bridge)", results["bridge_scene_state"]),
+            ("cmd_twist (controller)", results["controller_cmd_twist"]),
+        )
+    ]
+    print(table(["topic", "rate Hz", "jitter p50 ms", "jitter p99 ms", "intervals"], rows))
+    print(f"bridge real-time factor: {results['bridge_scene_state']['real_time_factor']:.3f}")
+    record = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(config).items()}
+    write_json(config.json, "graph", record, results)
+    print(f"\nwrote {config.json}")
+    return 0 if all(e["success"] for e in episodes) else 1
