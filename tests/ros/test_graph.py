@@ -202,7 +202,11 @@ def test_controller_reports_a_lost_bridge(start_node, test_node) -> None:
 
 def test_planner_reports_a_missing_controller(start_node, test_node) -> None:
     start_node("sim_bridge", "no_controller")
-    planner = start_node("planner", "no_controller", "peer_timeout_s:=1.0")
+    planner = start_node("planner", "no_controller", "peer_timeout_s:=3.0")
+    bridge_up = test_node.create_client(ResetScene, "/no_controller/reset_scene")
+    assert bridge_up.wait_for_service(timeout_sec=DISCOVERY_S), (
+        "the bridge never came up"
+    )  # only the controller is missing
     call = ActionCall(test_node, RunTask, "/no_controller/run_task", RunTask.Goal(task="reach", reset=True))
     status, result = call.result(DISCOVERY_S)
     assert status == GoalStatus.STATUS_ABORTED and "is the controller running?" in result.message, (
