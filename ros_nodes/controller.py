@@ -45,7 +45,8 @@ class Controller(Node):
         )
         self.policy = make_skill_policy(policy)
 
-        self._scene: tuple[SceneState, float] | None = None
+        # The latest message and when it came; converted only when a tick reads it (100 Hz in, 25 Hz used).
+        self._scene: tuple[SceneStateMsg, float] | None = None
         self._scene_cond = threading.Condition()
         self._goal_lock = threading.Lock()
         self._active: ServerGoalHandle | None = None
@@ -70,7 +71,7 @@ class Controller(Node):
 
     def _on_scene(self, msg: SceneStateMsg) -> None:
         with self._scene_cond:
-            self._scene = (scene_from_msg(msg), time.monotonic())
+            self._scene = (msg, time.monotonic())
             self._scene_cond.notify_all()
 
     def _fresh_scene(self) -> SceneState | None:
@@ -88,7 +89,7 @@ class Controller(Node):
             if not self._scene_cond.wait_for(fresh, timeout=timeout):
                 return None
             assert self._scene is not None
-            return self._scene[0]
+            return scene_from_msg(self._scene[0])
 
     def _on_accepted(self, goal_handle: ServerGoalHandle) -> None:
         with self._goal_lock:

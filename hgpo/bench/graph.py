@@ -1,9 +1,9 @@
 """`hgpo bench graph`: the ROS graph as `make sim` runs it, measured from outside like `ros2 topic hz`.
 
 Launches `sim.launch.xml` (without run_task) in a DDS domain of its own, sends tasks through `RunTask`,
-and times what arrives on the wire: the bridge's `scene_state` rate (its achieved tick rate and hence the
-real-time factor, each tick being 1/rate_hz simulated seconds), the controller's `cmd_twist` rate and
-jitter while subgoals run, and each task's wall time.
+and reads the header stamps of what arrives: the bridge's `scene_state` rate (its achieved tick rate and
+hence the real-time factor, each tick being 1/rate_hz simulated seconds), the controller's tick rate and
+jitter from its `cmd_twist` stamps while subgoals run, and each task's wall time.
 """
 
 from __future__ import annotations
@@ -35,26 +35,53 @@ class BenchGraphConfig:
     json: Path = Path("runs/bench/graph.json")
 
 
-def interval_stats(times: list[float], nominal_hz: float) -> dict[str, float]:
-    """Rate and jitter of arrivals; gaps longer than 3 periods (between subgoals) are not intervals."""
-    intervals = np.diff(np.asarray(times))
-    intervals = intervals[intervals < 3.0 / nominal_hz]
+def interval_stats(intervals: np.ndarray, nominal_hz: float) -> dict[str, float]:
+    """Rate and jitter (|interval - period|) of a stream of message intervals."""
     if len(intervals) < 2:
-        return {"rate_hz": float("nan"), "jitter_p50_ms": float("nan"), "jitter_p99_ms": float("nan"), "n": 0}
+        nan = float("nan")
+        return {
+            "rate_hz": nan,
+            "jitter_p50_ms": nan,
+            "jitter_p99_ms": nan,
+            "interval_p1_ms": nan,
+            "interval_p99_ms": nan,
+            "n": 0,
+        }
     jitter = np.abs(intervals - 1.0 / nominal_hz) * 1e3
     return {
         "rate_hz": float(1.0 / intervals.mean()),
         "jitter_p50_ms": float(np.percentile(jitter, 50)),
         "jitter_p99_ms": float(np.percentile(jitter, 99)),
+        "interval_p1_ms": float(np.percentile(intervals, 1) * 1e3),
+        "interval_p99_ms": float(np.percentile(intervals, 99) * 1e3),
         "n": len(intervals),
     }
+
+
+def control_intervals(events: list[tuple[str, float]]) -> np.ndarray:
+    """Intervals between the controller's ticks, from the stamps of its twists while a subgoal runs.
+
+    `events` is what arrived, in order: ("twist", header stamp) and ("active" | "done", 0). The twist just
+    before "done" is the stop command sent when the subgoal ended, not a tick, so it is left out.
+    """
+    intervals: list[float] = []
+    window: list[float] | None = None
+    for kind, stamp in events:
+        if kind == "active":
+            window = []
+        elif kind == "twist" and window is not None:
+            window.append(stamp)
+        elif kind == "done" and window is not None:
+            intervals.extend(np.diff(window[:-1]))
+            window = None
+    return np.asarray(intervals)
 
 
 def run(config: BenchGraphConfig) -> dict:
     import rclpy
     from geometry_msgs.msg import TwistStamped
     from hgpo_msgs.action import RunTask
-    from hgpo_msgs.msg import SceneState
+    from hgpo_msgs.msg import SceneState, SubgoalStatus
     from rclpy.action import ActionClient
     from rclpy.executors import SingleThreadedExecutor
 
@@ -71,10 +98,18 @@ def run(config: BenchGraphConfig) -> dict:
     )
     rclpy.init(domain_id=config.domain_id)
     node = rclpy.create_node("hgpo_bench_graph", namespace="hgpo")
-    scene_times: list[float] = []
-    twist_times: list[float] = []
-    node.create_subscription(SceneState, "scene_state", lambda _m: scene_times.append(time.monotonic()), 100)
-    node.create_subscription(TwistStamped, "cmd_twist", lambda _m: twist_times.append(time.monotonic()), 100)
+    scene_stamps: list[float] = []
+    events: list[tuple[str, float]] = []
+
+    def stamp(msg: SceneState | TwistStamped) -> float:
+        return msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+
+    def on_status(msg: SubgoalStatus) -> None:
+        events.append(("active" if msg.state == SubgoalStatus.ACTIVE else "done", 0.0))
+
+    node.create_subscription(SceneState, "scene_state", lambda m: scene_stamps.append(stamp(m)), 100)
+    node.create_subscription(TwistStamped, "cmd_twist", lambda m: events.append(("twist", stamp(m))), 100)
+    node.create_subscription(SubgoalStatus, "subgoal_status", on_status, 100)
     executor = SingleThreadedExecutor()
     executor.add_node(node)
     spinner = threading.Thread(target=executor.spin, daemon=True)
@@ -113,11 +148,13 @@ def run(config: BenchGraphConfig) -> dict:
         os.killpg(launch.pid, signal.SIGINT)
         launch.wait(timeout=30)
         log.close()
-    bridge = interval_stats(scene_times, BRIDGE_RATE_HZ)
+    # Scenes stop between tasks only for a reset; longer gaps are the bench's own pauses.
+    scene_intervals = np.diff(np.asarray(scene_stamps))
+    bridge = interval_stats(scene_intervals[scene_intervals < 3.0 / BRIDGE_RATE_HZ], BRIDGE_RATE_HZ)
     return {
         "episodes": episodes,
         "bridge_scene_state": {**bridge, "real_time_factor": bridge["rate_hz"] / BRIDGE_RATE_HZ},
-        "controller_cmd_twist": interval_stats(twist_times, CONTROL_RATE_HZ),
+        "controller_cmd_twist": interval_stats(control_intervals(events), CONTROL_RATE_HZ),
     }
 
 
@@ -159,13 +196,33 @@ def main(argv: list[str]) -> int:
     )
     print("\nRates on the wire")
     rows = [
-        [topic, r["rate_hz"], r["jitter_p50_ms"], r["jitter_p99_ms"], r["n"]]
+        [
+            topic,
+            *(
+                r[key]
+                for key in ("rate_hz", "jitter_p50_ms", "jitter_p99_ms", "interval_p1_ms", "interval_p99_ms")
+            ),
+            r["n"],
+        ]
         for topic, r in (
             ("scene_state (bridge)", results["bridge_scene_state"]),
             ("cmd_twist (controller)", results["controller_cmd_twist"]),
         )
     ]
-    print(table(["topic", "rate Hz", "jitter p50 ms", "jitter p99 ms", "intervals"], rows))
+    print(
+        table(
+            [
+                "topic",
+                "rate Hz",
+                "jitter p50 ms",
+                "jitter p99 ms",
+                "interval p1 ms",
+                "interval p99 ms",
+                "intervals",
+            ],
+            rows,
+        )
+    )
     print(f"bridge real-time factor: {results['bridge_scene_state']['real_time_factor']:.3f}")
     record = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(config).items()}
     write_json(config.json, "graph", record, results)
