@@ -48,7 +48,7 @@ class Planner(Node):
         self.planner = make_planner(planner)
 
         group = ReentrantCallbackGroup()
-        self._scene: SceneState | None = None
+        self._scene: SceneStateMsg | None = None
         self._scene_count = 0
         self._last_task: Task | None = None  # set up by the last reset; its instruction needs no reset again
         self._scene_cond = threading.Condition()
@@ -72,7 +72,7 @@ class Planner(Node):
 
     def _on_scene(self, msg: SceneStateMsg) -> None:
         with self._scene_cond:
-            self._scene = scene_from_msg(msg)
+            self._scene = msg  # converted only when the planner reads it
             self._scene_count += 1
             self._scene_cond.notify_all()
 
@@ -86,7 +86,7 @@ class Planner(Node):
                     f"for {self.peer_timeout_s} s: is the sim or arm bridge running?"
                 )
             assert self._scene is not None
-            return self._scene
+            return scene_from_msg(self._scene)
 
     def _reset(self, task: str, seed: int) -> ResetScene.Response:
         if not self.reset_client.wait_for_service(timeout_sec=self.peer_timeout_s):
