@@ -17,11 +17,15 @@ import threading
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from hgpo.bench.report import table, write_json
 from sim.tabletop import TASKS
+
+if TYPE_CHECKING:  # rclpy is imported only when the benchmark runs
+    from rclpy.node import Node
 
 BRIDGE_RATE_HZ = 100.0  # launch/config/sim_bridge.yaml
 CONTROL_RATE_HZ = 25.0  # launch/config/controller.yaml
@@ -77,6 +81,17 @@ def control_intervals(events: list[tuple[str, float]]) -> np.ndarray:
     return np.asarray(intervals)
 
 
+def _wait_for_publishers(node: Node, topics: tuple[str, ...], timeout_s: float) -> None:
+    """Discovery before measuring: messages sent before a subscription is matched are not received."""
+    deadline = time.monotonic() + timeout_s
+    missing = list(topics)
+    while missing:
+        missing = [t for t in missing if node.count_publishers(node.resolve_topic_name(t)) == 0]
+        if missing and time.monotonic() > deadline:
+            raise RuntimeError(f"no publisher of {', '.join(missing)} after {timeout_s} s")
+        threading.Event().wait(0.05)
+
+
 def run(config: BenchGraphConfig) -> dict:
     import rclpy
     from geometry_msgs.msg import TwistStamped
@@ -121,6 +136,7 @@ def run(config: BenchGraphConfig) -> dict:
     try:
         if not client.wait_for_server(timeout_sec=60.0):
             raise RuntimeError(f"the graph did not come up; see {log.name}")
+        _wait_for_publishers(node, ("scene_state", "cmd_twist", "subgoal_status"), timeout_s=30.0)
         for name in config.tasks:
             for seed in range(config.seeds):
                 start = time.monotonic()
