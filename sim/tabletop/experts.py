@@ -54,9 +54,17 @@ class ExpertConfig:
 
 
 def action_to_command(action: np.ndarray, config: WorldConfig) -> tuple[np.ndarray, float]:
-    """Normalized action -> (end-effector velocity in m/s, gripper width target in m)."""
+    """Normalized action -> (end-effector velocity in m/s, gripper width target in m).
+
+    The speed is capped at max_speed keeping the direction, so a diagonal action is never a command that a
+    bridge enforcing that limit (as the sim and arm bridges do) refuses.
+    """
     a = np.clip(np.asarray(action, dtype=np.float64), -1.0, 1.0)
-    return a[:3] * config.max_speed, float((1.0 - a[3]) / 2.0 * MAX_GRIPPER_WIDTH)
+    velocity = a[:3] * config.max_speed
+    speed = float(np.linalg.norm(velocity))
+    if speed > config.max_speed:
+        velocity *= config.max_speed / speed
+    return velocity, float((1.0 - a[3]) / 2.0 * MAX_GRIPPER_WIDTH)
 
 
 def _toward(point: np.ndarray, goal: np.ndarray, config: ExpertConfig) -> np.ndarray:

@@ -29,11 +29,14 @@ def _task(name: str, goal: tuple[Atom, ...], skills: tuple[str, ...]) -> Task:
 
 def test_action_to_command() -> None:
     config = WorldConfig(max_speed=0.2)
-    velocity, width = action_to_command(np.array([1.0, -0.5, 0.0, -1.0]), config)
-    np.testing.assert_allclose(velocity, (0.2, -0.1, 0.0))
+    velocity, width = action_to_command(np.array([0.8, -0.5, 0.0, -1.0]), config)
+    np.testing.assert_allclose(velocity, (0.16, -0.1, 0.0))
     assert width == MAX_GRIPPER_WIDTH
     velocity, width = action_to_command(np.array([3.0, 0.0, 0.0, 1.0]), config)  # clipped to [-1, 1]
     assert velocity[0] == pytest.approx(0.2) and width == 0.0
+    velocity, _ = action_to_command(np.array([1.0, 1.0, -1.0, 0.0]), config)  # a diagonal: speed capped
+    assert np.linalg.norm(velocity) == pytest.approx(0.2)
+    np.testing.assert_allclose(velocity / np.linalg.norm(velocity), np.array([1.0, 1.0, -1.0]) / np.sqrt(3))
 
 
 def test_expert_action_is_normalized(scene) -> None:
