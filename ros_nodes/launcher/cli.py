@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ros_nodes.launcher.errors import LaunchError
 from ros_nodes.launcher.packages import package_share
-from ros_nodes.launcher.parse import parse_cli_args, parse_launch_file
+from ros_nodes.launcher.parse import describe_arguments, parse_cli_args, parse_launch_file
 from ros_nodes.launcher.runner import GRACE_S, run
 from ros_nodes.launcher.spec import NodeSpec
 
@@ -34,6 +34,9 @@ def main(argv: list[str]) -> int:
         return done.code if isinstance(done.code, int) else 2
     try:
         path = resolve_launch_file(options.target)
+        if options.show_args:
+            print(f"Arguments (pass as name:=value) of {path}:\n{describe_arguments(path)}")
+            return 0
         nodes = parse_launch_file(path, parse_cli_args(options.args))
     except LaunchError as error:
         print(f"hgpo launch: error: {error}", file=sys.stderr)
@@ -80,6 +83,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("target", help="sim, real, alfworld (launch/NAME.launch.xml of package hgpo) "
                         "or a path to a FILE.launch.xml")
     parser.add_argument("args", nargs="*", metavar="name:=value", help="launch arguments the file declares")
+    parser.add_argument("-s", "--show-args", action="store_true",
+                        help="list the file's arguments and defaults, then exit (ros2 launch -s)")
     parser.add_argument("--print", action="store_true",
                         help="print the resolved command of each node and exit without starting anything")
     parser.add_argument("--grace", type=float, default=GRACE_S, metavar="SECONDS",

@@ -45,10 +45,7 @@ def parse_launch_file(
     `environ` (default: os.environ) answers `$(env)`. Packages resolve through the ament index.
     Raises LaunchError naming the file, line and element on anything the launcher cannot run.
     """
-    root = _read_xml(path)
-    if root.tag != "launch":
-        raise root.fail("the root element must be <launch>")
-    _check(root)
+    root = _checked_root(path)
     given = dict(args or {})
     declared = _declared_args(root)
     unknown = sorted(set(given) - set(declared))
@@ -58,6 +55,19 @@ def parse_launch_file(
     run = _Run(os.environ if environ is None else environ)
     run.actions(root.children, _Scope(given))
     return run.nodes
+
+
+def describe_arguments(path: Path) -> str:
+    """The file's launch arguments with defaults and descriptions, as `ros2 launch --show-args` lists them."""
+    return _usage(_declared_args(_checked_root(path)))
+
+
+def _checked_root(path: Path) -> _Element:
+    root = _read_xml(path)
+    if root.tag != "launch":
+        raise root.fail("the root element must be <launch>")
+    _check(root)
+    return root
 
 
 @dataclass

@@ -30,6 +30,17 @@ def test_print_shows_each_resolved_command_and_starts_nothing(
     assert not any(demo.pids.iterdir())
 
 
+def test_show_args_lists_arguments_with_defaults_and_descriptions(
+    demo: Demo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = demo.launch_file('<arg name="who" default="talker" description="node name"/><arg name="rate"/>')
+    assert cli.main([str(path), "-s"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].split() == ["who:=talker", "node", "name"]
+    assert lines[2].split() == ["rate:=<required>"]
+    assert not any(demo.pids.iterdir())
+
+
 def test_help(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["--help"]) == 0
     out = capsys.readouterr().out
