@@ -15,7 +15,7 @@ Commands = Mapping[str, tuple[str, str]]
 COMMANDS: Commands = {
     "launch": (
         "ros_nodes.launcher.cli:main",
-        "run an XML launch file: sim | real | alfworld | FILE.launch.xml",
+        "run an XML launch file of launch/ (e.g. sim) or FILE.launch.xml",
     ),
     "run-task": (
         "hgpo.run_task:main",

@@ -26,7 +26,11 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str]) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    hold = args.physics_rate / args.control_rate if args.physics_rate > 0 and args.control_rate > 0 else 0.0
+    if hold < 1 or abs(hold - round(hold)) > 1e-9 or args.fps <= 0:
+        parser.error("rates must be positive, and the control rate must divide the physics rate")
     os.environ.setdefault("MUJOCO_GL", "egl")  # headless rendering; must be set before mujoco is imported
     from policies.control import make_skill_policy
     from policies.evaluation import run_episode
@@ -56,8 +60,7 @@ def main(argv: list[str]) -> int:
             print(f"      {record.message}", flush=True)
 
     with world:
-        hold = max(1, round(args.physics_rate / args.control_rate))
-        result = run_episode(world, task, planner, policy, action_hold=hold, on_event=on_event)
+        result = run_episode(world, task, planner, policy, action_hold=round(hold), on_event=on_event)
     print("-" * 60)
     verdict = "SUCCESS" if result.success else "FAILURE"
     print(

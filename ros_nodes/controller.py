@@ -8,6 +8,8 @@ a scene that stops arriving aborts the goal instead of hanging.
 
 from __future__ import annotations
 
+import enum
+import math
 import threading
 import time
 
@@ -28,27 +30,47 @@ from ros_nodes.node_main import Parameters, log_outcome, run_node
 from sim.tabletop import SceneState, SubgoalError, WorldConfig, action_to_command
 
 
+class Ending(enum.Enum):
+    """How a subgoal's execution ended."""
+
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELED = "canceled"
+    PREEMPTED = "preempted"
+
+    @property
+    def status(self) -> int:
+        """The SubgoalStatus state it is reported as: canceled and preempted goals were aborted."""
+        return {
+            Ending.SUCCEEDED: SubgoalStatus.SUCCEEDED,
+            Ending.FAILED: SubgoalStatus.FAILED,
+        }.get(self, SubgoalStatus.ABORTED)
+
+
 class Controller(Node):
     def __init__(self) -> None:
         super().__init__("controller")
         p = Parameters(self)
-        self.rate_hz = p("control_rate_hz", 25.0, "control loop rate (Hz)")
-        self.default_timeout_s = p("default_timeout_s", 30.0, "subgoal timeout when the goal gives none (s)")
-        self.scene_timeout_s = p("scene_timeout_s", 1.0, "abort when no SceneState arrived for this long (s)")
-        self.first_scene_timeout_s = p(
+        self.rate_hz = p.positive("control_rate_hz", 25.0, "control loop rate (Hz)")
+        self.default_timeout_s = p.positive(
+            "default_timeout_s", 30.0, "subgoal timeout when the goal gives none (s)"
+        )
+        self.scene_timeout_s = p.positive(
+            "scene_timeout_s", 1.0, "abort when no SceneState arrived for this long (s)"
+        )
+        self.first_scene_timeout_s = p.positive(
             "first_scene_timeout_s", 10.0, "at start-up, wait this long for the bridge's first SceneState (s)"
         )
         self.frame_id = p("frame_id", "world", "frame of the published twist")
         policy = p("policy", "expert", "skill policy backend")
         self.command_scale = WorldConfig(
-            max_speed=p("max_linear_speed", 0.25, "twist at a full action (m/s)")
+            max_speed=p.positive("max_linear_speed", 0.25, "twist at a full action (m/s)")
         )
         self.policy = make_skill_policy(policy)
 
         # The latest message and when it came; converted only when a tick reads it (100 Hz in, 25 Hz used).
         self._scene: tuple[SceneStateMsg, float] | None = None
         self._scene_cond = threading.Condition()
-        self._goal_lock = threading.Lock()
         self._active: ServerGoalHandle | None = None
 
         self.twist_pub = self.create_publisher(TwistStamped, "cmd_twist", 10)
@@ -92,8 +114,7 @@ class Controller(Node):
             return scene_from_msg(self._scene[0])
 
     def _on_accepted(self, goal_handle: ServerGoalHandle) -> None:
-        with self._goal_lock:
-            self._active = goal_handle  # a running goal sees it is no longer active and aborts: preemption
+        self._active = goal_handle  # a running goal sees it is no longer the active one: preemption
         goal_handle.execute()
 
     def _stop(self) -> None:
@@ -110,28 +131,19 @@ class Controller(Node):
         self.gripper_pub.publish(Float64(data=float(width)))
 
     def _finish(
-        self,
-        goal_handle: ServerGoalHandle,
-        success: bool,
-        message: str,
-        distance: float,
-        steps: int,
-        canceled: bool = False,
+        self, goal_handle: ServerGoalHandle, ending: Ending, message: str, distance: float, steps: int
     ) -> ExecuteSubgoal.Result:
-        self._stop()
-        subgoal = goal_handle.request.subgoal
-        if canceled:
+        if ending is not Ending.PREEMPTED:  # a preempting goal is already commanding the arm
+            self._stop()
+        if ending is Ending.CANCELED:
             goal_handle.canceled()
-        elif success:
+        elif ending is Ending.SUCCEEDED:
             goal_handle.succeed()
         else:
             goal_handle.abort()
-        state = (
-            SubgoalStatus.SUCCEEDED
-            if success
-            else (SubgoalStatus.ABORTED if canceled else SubgoalStatus.FAILED)
-        )
-        self.status_pub.publish(SubgoalStatus(id=subgoal.id, state=state, message=message))
+        subgoal = goal_handle.request.subgoal
+        self.status_pub.publish(SubgoalStatus(id=subgoal.id, state=ending.status, message=message))
+        success = ending is Ending.SUCCEEDED
         log_outcome(self.get_logger(), success, f"[{subgoal.id}] {message}")
         return ExecuteSubgoal.Result(
             success=success, message=message, final_distance=float(distance), steps=steps
@@ -143,15 +155,17 @@ class Controller(Node):
         self.status_pub.publish(
             SubgoalStatus(id=request.id, state=SubgoalStatus.ACTIVE, message=str(subgoal))
         )
+        timeout_s = request.timeout_s or self.default_timeout_s
+        if not (math.isfinite(timeout_s) and timeout_s > 0):
+            message = f"{subgoal} rejected: timeout_s {request.timeout_s} is not a positive number of seconds"
+            return self._finish(goal_handle, Ending.FAILED, message, np.nan, 0)
         scene = self._fresh_scene()
         if scene is None:
-            return self._finish(goal_handle, False, self._lost_scene_message(), np.nan, 0)
+            return self._finish(goal_handle, Ending.FAILED, self._lost_scene_message(), np.nan, 0)
         try:
-            execution = SubgoalExecution(
-                subgoal, self.policy, scene, request.timeout_s or self.default_timeout_s, time.monotonic()
-            )
+            execution = SubgoalExecution(subgoal, self.policy, scene, timeout_s, time.monotonic())
         except SubgoalError as err:
-            return self._finish(goal_handle, False, f"{subgoal} rejected: {err}", np.nan, 0)
+            return self._finish(goal_handle, Ending.FAILED, f"{subgoal} rejected: {err}", np.nan, 0)
         period, ticks = 1.0 / self.rate_hz, []
         next_tick = time.monotonic()
         distance = np.nan
@@ -159,21 +173,27 @@ class Controller(Node):
             ticks.append(time.monotonic())
             if goal_handle.is_cancel_requested:
                 return self._finish(
-                    goal_handle, False, f"{subgoal} canceled", distance, execution.steps, True
+                    goal_handle, Ending.CANCELED, f"{subgoal} canceled", distance, execution.steps
                 )
             if self._active is not goal_handle or not goal_handle.is_active:
-                return self._finish(
-                    goal_handle, False, f"{subgoal} preempted by a newer subgoal", distance, execution.steps
-                )
+                message = f"{subgoal} preempted by a newer subgoal"
+                return self._finish(goal_handle, Ending.PREEMPTED, message, distance, execution.steps)
             scene = self._fresh_scene()
             if scene is None:
-                return self._finish(goal_handle, False, self._lost_scene_message(), distance, execution.steps)
-            step = execution.step(scene, time.monotonic())
+                return self._finish(
+                    goal_handle, Ending.FAILED, self._lost_scene_message(), distance, execution.steps
+                )
+            try:
+                step = execution.step(scene, time.monotonic())
+            except SubgoalError as err:  # e.g. an object perception no longer reports
+                return self._finish(
+                    goal_handle, Ending.FAILED, f"{subgoal} failed: {err}", distance, execution.steps
+                )
             distance = step.distance
             if step.status is not ExecutionStatus.RUNNING:
-                success = step.status is ExecutionStatus.SUCCEEDED
-                message = f"{step.message} ({self._rate_summary(ticks)})"
-                return self._finish(goal_handle, success, message, distance, step.steps)
+                ending = Ending.SUCCEEDED if step.status is ExecutionStatus.SUCCEEDED else Ending.FAILED
+                message = f"{step.message} ({self._rate_summary(ticks, period)})"
+                return self._finish(goal_handle, ending, message, distance, step.steps)
             assert step.action is not None  # a running step always carries an action
             self._publish(step.action)
             goal_handle.publish_feedback(ExecuteSubgoal.Feedback(distance=float(distance), steps=step.steps))
@@ -191,13 +211,14 @@ class Controller(Node):
         return f"no SceneState {waited} s on {topic}: is the sim or arm bridge running?"
 
     @staticmethod
-    def _rate_summary(ticks: list[float]) -> str:
+    def _rate_summary(ticks: list[float], period: float) -> str:
+        """Achieved rate and jitter (|tick interval - period|, as `hgpo bench graph` reports it)."""
         if len(ticks) < 3:
             return f"{len(ticks)} ticks"
         intervals = np.diff(ticks)
         return (
             f"{len(ticks)} ticks at {1.0 / intervals.mean():.1f} Hz, "
-            f"jitter p99 {np.percentile(np.abs(intervals - intervals.mean()), 99) * 1e3:.1f} ms"
+            f"jitter p99 {np.percentile(np.abs(intervals - period), 99) * 1e3:.1f} ms"
         )
 
 

@@ -10,6 +10,7 @@ from typing import TypeVar
 import rclpy
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy._rclpy_pybind11 import RCLError
+from rclpy.exceptions import ParameterException
 from rclpy.executors import Executor, ExternalShutdownException, MultiThreadedExecutor, SingleThreadedExecutor
 from rclpy.impl.rcutils_logger import RcutilsLogger
 from rclpy.node import Node
@@ -27,22 +28,40 @@ class Parameters:
         descriptor = ParameterDescriptor(description=description)
         return self._node.declare_parameter(name, default, descriptor).value
 
+    def positive(self, name: str, default: float, description: str) -> float:
+        """A parameter that must be > 0 (a rate, a timeout, a speed); anything else is a ValueError."""
+        value = self(name, default, description)
+        if not value > 0:
+            raise ValueError(f"parameter {name} must be positive, got {value}")
+        return value
+
+    def seed(self, name: str, description: str) -> int:
+        """A scene seed: ResetScene carries it as uint32."""
+        value = self(name, 0, description)
+        if not 0 <= value < 2**32:
+            raise ValueError(f"parameter {name} must be in [0, 2**32), got {value}")
+        return value
+
 
 def run_node(
     make_node: Callable[[], Node], multi_threaded: bool = False, args: list[str] | None = None
 ) -> int:
     """Spin one node until shutdown; returns the process exit code.
 
-    A `ValueError` from the node's constructor is a configuration error (an unknown task, policy or
-    planner name): it is reported in one line and the process exits with 2 instead of a traceback.
+    A `ValueError` or `ParameterException` from the node's constructor is a configuration error (an
+    unknown task, policy or planner name, a rate that is not positive, a parameter of the wrong type): it
+    is reported in one line and the process exits with 2 instead of a traceback.
     """
     rclpy.init(args=sys.argv if args is None else args)
     try:
         node = make_node()
-    except ValueError as err:
+    except (ValueError, ParameterException) as err:
         print(f"error: {err}", file=sys.stderr, flush=True)
         rclpy.try_shutdown()
         return 2
+    except KeyboardInterrupt:  # stopped while starting up, e.g. because a peer failed and the launch ends
+        rclpy.try_shutdown()
+        return 0
     executor: Executor = MultiThreadedExecutor(num_threads=4) if multi_threaded else SingleThreadedExecutor()
     try:
         executor.add_node(node)

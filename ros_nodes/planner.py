@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 
 from hgpo_msgs.action import ExecuteSubgoal, RunTask
 from hgpo_msgs.msg import SceneState as SceneStateMsg
 from hgpo_msgs.msg import Subgoal as SubgoalMsg
 from hgpo_msgs.srv import ResetScene
-from rclpy.action import ActionClient, ActionServer, CancelResponse
+from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalResponse
 from rclpy.action.server import ServerGoalHandle
-from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.client import Client
 from rclpy.node import Node
 
@@ -29,7 +30,7 @@ from sim.tabletop import SceneState, Subgoal, SubgoalError, Task, ground, make_t
 
 
 class TaskCanceledError(Exception):
-    """The RunTask client canceled the task between two subgoals."""
+    """The RunTask client canceled the task."""
 
 
 class Planner(Node):
@@ -43,8 +44,12 @@ class Planner(Node):
                 "max_repeated_failures", 2, "abort when one subgoal fails this often in a row"
             ),
         )
-        self.subgoal_timeout_s = p("subgoal_timeout_s", 30.0, "controller timeout for each subgoal (s)")
-        self.peer_timeout_s = p("peer_timeout_s", 10.0, "wait this long for the bridge and controller (s)")
+        self.subgoal_timeout_s = p.positive(
+            "subgoal_timeout_s", 30.0, "controller timeout for each subgoal (s)"
+        )
+        self.peer_timeout_s = p.positive(
+            "peer_timeout_s", 10.0, "wait this long for the bridge and controller (s)"
+        )
         self.planner = make_planner(planner)
 
         group = ReentrantCallbackGroup()
@@ -52,7 +57,11 @@ class Planner(Node):
         self._scene_count = 0
         self._last_task: Task | None = None  # set up by the last reset; its instruction needs no reset again
         self._scene_cond = threading.Condition()
-        self.create_subscription(SceneStateMsg, "scene_state", self._on_scene, 10, callback_group=group)
+        self._not_before_ns = 0  # scenes stamped before the last reset describe the old world
+        self._busy = threading.Lock()  # one task at a time
+        self.create_subscription(
+            SceneStateMsg, "scene_state", self._on_scene, 10, callback_group=MutuallyExclusiveCallbackGroup()
+        )
         self.subgoal_pub = self.create_publisher(SubgoalMsg, "subgoal", 10)
         self.reset_client: Client[ResetScene.Request, ResetScene.Response] = self.create_client(
             ResetScene, "reset_scene", callback_group=group
@@ -65,6 +74,7 @@ class Planner(Node):
             RunTask,
             "run_task",
             execute_callback=self._execute,
+            goal_callback=self._on_goal,
             callback_group=group,
             cancel_callback=lambda _goal: CancelResponse.ACCEPT,
         )
@@ -77,10 +87,18 @@ class Planner(Node):
             self._scene_cond.notify_all()
 
     def _next_scene(self) -> SceneState:
-        """The first scene published after this call: the world now, not before the last step."""
+        """The first scene that arrives after this call and was stamped after the last reset: the world
+        now, not before the last step (topics and the reset service are not ordered with each other)."""
+
+        def current() -> bool:
+            if self._scene is None or self._scene_count <= seen:
+                return False
+            stamp = self._scene.header.stamp
+            return stamp.sec * 10**9 + stamp.nanosec >= self._not_before_ns
+
         with self._scene_cond:
             seen = self._scene_count
-            if not self._scene_cond.wait_for(lambda: self._scene_count > seen, timeout=self.peer_timeout_s):
+            if not self._scene_cond.wait_for(current, timeout=self.peer_timeout_s):
                 raise PeerTimeoutError(
                     f"no SceneState on {self.resolve_topic_name('scene_state')} "
                     f"for {self.peer_timeout_s} s: is the sim or arm bridge running?"
@@ -94,9 +112,19 @@ class Planner(Node):
                 f"service {self.reset_client.srv_name} not available: is the sim bridge running?"
             )
         future = self.reset_client.call_async(ResetScene.Request(task=task, seed=seed))
-        return wait_for(future, self.peer_timeout_s, f"service {self.reset_client.srv_name}")
+        response = wait_for(future, self.peer_timeout_s, f"service {self.reset_client.srv_name}")
+        stamp = response.scene.header.stamp
+        self._not_before_ns = stamp.sec * 10**9 + stamp.nanosec
+        return response
 
-    def _execute_subgoal(self, subgoal: Subgoal, subgoal_id: int) -> StepRecord:
+    def _on_goal(self, _request: RunTask.Goal) -> GoalResponse:
+        """One task at a time: two would preempt each other's subgoals on the one controller."""
+        if self._busy.locked():
+            self.get_logger().warning("task rejected: another task is running")
+            return GoalResponse.REJECT
+        return GoalResponse.ACCEPT
+
+    def _execute_subgoal(self, subgoal: Subgoal, subgoal_id: int, canceled: Callable[[], bool]) -> StepRecord:
         try:
             goal = ground(subgoal, self._next_scene())
         except SubgoalError as err:
@@ -109,11 +137,18 @@ class Planner(Node):
         )
         if not handle.accepted:
             return StepRecord(subgoal, False, f"controller rejected {subgoal}")
-        response = wait_for(
-            handle.get_result_async(),
-            self.subgoal_timeout_s + self.peer_timeout_s,
-            f"controller result for {subgoal}",
-        )
+        result_future = handle.get_result_async()
+        done = threading.Event()
+        result_future.add_done_callback(lambda _f: done.set())
+        deadline = time.monotonic() + self.subgoal_timeout_s + self.peer_timeout_s
+        while not done.wait(0.05):
+            if canceled() or time.monotonic() > deadline:
+                handle.cancel_goal_async()  # never leave the arm running a subgoal nobody waits for
+                if canceled():
+                    raise TaskCanceledError
+                raise PeerTimeoutError(f"controller result for {subgoal}: none by the subgoal's deadline")
+        response = result_future.result()
+        assert response is not None
         return StepRecord(subgoal, bool(response.result.success), response.result.message)
 
     def _task_for(self, request: RunTask.Goal) -> tuple[str, Task | None]:
@@ -123,13 +158,24 @@ class Planner(Node):
             if not response.success:
                 raise ValueError(f"reset refused: {response.message}")
             self._last_task = make_task(response.task, seed=request.seed)
-            return instruction or response.instruction, self._last_task
+            if instruction and instruction != response.instruction:
+                return instruction, None  # the user's own words, not the reset task's: no known goal
+            return response.instruction, self._last_task
         if not instruction:
             raise ValueError("empty instruction: say what the robot should do, or reset to a task")
         known = self._last_task is not None and self._last_task.instruction == instruction
         return instruction, self._last_task if known else None
 
     def _execute(self, goal_handle: ServerGoalHandle) -> RunTask.Result:
+        if not self._busy.acquire(blocking=False):
+            goal_handle.abort()
+            return RunTask.Result(success=False, message="another task is running: wait for it or cancel it")
+        try:
+            return self._run_task(goal_handle)
+        finally:
+            self._busy.release()
+
+    def _run_task(self, goal_handle: ServerGoalHandle) -> RunTask.Result:
         started = time.monotonic()
         try:
             instruction, task = self._task_for(goal_handle.request)
@@ -155,11 +201,17 @@ class Planner(Node):
                 text = f"[{index}] {subgoal}: {status}: {record.message}"
                 log_outcome(self.get_logger(), record.success, text)
 
-        def execute(subgoal: Subgoal) -> StepRecord:
-            if goal_handle.is_cancel_requested:
+        def canceled() -> bool:
+            return goal_handle.is_cancel_requested
+
+        def observe() -> SceneState:
+            if canceled():
                 raise TaskCanceledError
+            return self._next_scene()
+
+        def execute(subgoal: Subgoal) -> StepRecord:
             try:
-                return self._execute_subgoal(subgoal, subgoal_id=executed)
+                return self._execute_subgoal(subgoal, executed, canceled)
             except PeerTimeoutError as err:
                 return StepRecord(subgoal, False, str(err))
 
@@ -167,16 +219,16 @@ class Planner(Node):
             outcome = run_closed_loop(
                 self.planner,
                 instruction,
-                self._next_scene,
+                observe,
                 execute,
                 task=task,
                 config=self.loop_config,
                 on_event=on_event,
             )
         except (PeerTimeoutError, TaskCanceledError) as err:
-            canceled = isinstance(err, TaskCanceledError)
-            goal_handle.canceled() if canceled else goal_handle.abort()
-            message = "task canceled" if canceled else str(err)
+            was_canceled = isinstance(err, TaskCanceledError)
+            goal_handle.canceled() if was_canceled else goal_handle.abort()
+            message = "task canceled" if was_canceled else str(err)
             self.get_logger().error(message)
             return RunTask.Result(success=False, subgoals_executed=executed, message=message)
         goal_handle.succeed() if outcome.success else goal_handle.abort()

@@ -12,8 +12,11 @@ import time
 import rclpy
 from hgpo_msgs.action import RunTask
 from rclpy.action import ActionClient
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.action.client import ClientGoalHandle
+from rclpy.exceptions import ParameterException
+from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
+from rclpy.signals import SignalHandlerOptions
 
 from policies.planning import format_step
 from ros_nodes.node_main import Parameters
@@ -32,14 +35,25 @@ class RunTaskClient(Node):
             ),
             task=p("task", "stack", "task to set up before planning"),
             reset=p("reset", True, "reset the scene to task/seed first"),
-            seed=p("seed", 0, "scene seed"),
+            seed=p.seed("seed", "scene seed"),
         )
-        self.server_timeout_s = p("server_timeout_s", 60.0, "wait this long for the planner (s)")
-        self.task_timeout_s = p("task_timeout_s", 600.0, "give up on the task after this long (s)")
+        self.server_timeout_s = p.positive("server_timeout_s", 60.0, "wait this long for the planner (s)")
+        self.task_timeout_s = p.positive("task_timeout_s", 600.0, "give up on the task after this long (s)")
         self.client: ActionClient[RunTask.Goal, RunTask.Result, RunTask.Feedback] = ActionClient(
             self, RunTask, "run_task"
         )
         self._steps: dict[int, float] = {}
+        self._handle: ClientGoalHandle | None = None
+
+    def cancel(self) -> None:
+        """Cancel the running task (Ctrl-C), waiting briefly for the planner to confirm."""
+        if self._handle is None:
+            return
+        print("run_task: canceling the task", file=sys.stderr, flush=True)
+        try:
+            wait_for(self._handle.cancel_goal_async(), 2.0, "planner")
+        except PeerTimeoutError as err:
+            print(f"run_task: {err}", file=sys.stderr, flush=True)
 
     def _on_feedback(self, msg: RunTask.Impl.FeedbackMessage) -> None:
         fb = msg.feedback
@@ -67,6 +81,7 @@ class RunTaskClient(Node):
         print(f"Running {what}", flush=True)
         try:
             handle = send_goal(self.client, self.goal, ACCEPTANCE_TIMEOUT_S, "planner", self._on_feedback)
+            self._handle = handle
             if not handle.accepted:
                 print("run_task: the planner rejected the task", file=sys.stderr, flush=True)
                 return 2
@@ -84,17 +99,24 @@ class RunTaskClient(Node):
 
 
 def main() -> int:
-    rclpy.init(args=sys.argv)
+    # Ctrl-C raises KeyboardInterrupt here instead of shutting the context down at once, so that the
+    # running task can still be canceled: on a real arm, stopping the client must stop the task.
+    rclpy.init(args=sys.argv, signal_handler_options=SignalHandlerOptions.NO)
     executor = SingleThreadedExecutor()
     spinner = threading.Thread(target=executor.spin, daemon=True)
+    node: RunTaskClient | None = None
     code = 130
     try:
         node = RunTaskClient()
         executor.add_node(node)
         spinner.start()
         code = node.run()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
+    except (ValueError, ParameterException) as err:
+        print(f"error: {err}", file=sys.stderr, flush=True)
+        code = 2
+    except KeyboardInterrupt:
+        if node is not None:
+            node.cancel()
     finally:
         executor.shutdown()
         if spinner.is_alive():

@@ -26,14 +26,19 @@ from sim.tabletop.model import MAX_GRIPPER_WIDTH
 class SimBridge(Node):
     def __init__(self) -> None:
         super().__init__("sim_bridge")
+        self._ticks, self._wall_start = 0, time.monotonic()  # first: destroy_node reports them
         p = Parameters(self)
-        self.rate_hz = p("rate_hz", 100.0, "physics ticks per second; each advances the world by 1/rate_hz s")
-        self.command_timeout_s = p(
+        self.rate_hz = p.positive(
+            "rate_hz", 100.0, "physics ticks per second; each advances the world by 1/rate_hz s"
+        )
+        self.command_timeout_s = p.positive(
             "command_timeout_s", 0.2, "hold the arm still when no twist came this long"
         )
-        self.max_linear_speed = p("max_linear_speed", 0.25, "twists faster than this (m/s) are refused")
+        self.max_linear_speed = p.positive(
+            "max_linear_speed", 0.25, "twists faster than this (m/s) are refused"
+        )
         self.frame_id = p("frame_id", "world", "frame of every published pose")
-        task, seed = p("task", "stack", "task set up at start"), p("seed", 0, "scene seed at start")
+        task, seed = p("task", "stack", "task set up at start"), p.seed("seed", "scene seed at start")
 
         self.world = TabletopWorld(
             WorldConfig(control_dt=1.0 / self.rate_hz, max_speed=self.max_linear_speed)
@@ -51,7 +56,6 @@ class SimBridge(Node):
         self.create_subscription(Float64, "gripper_cmd", self._on_gripper, 10)
         self.create_service(ResetScene, "reset_scene", self._on_reset)
         self.create_timer(1.0 / self.rate_hz, self._tick)
-        self._ticks, self._wall_start = 0, time.monotonic()
         self.get_logger().info(
             f"task {task!r} seed {seed}: {self.task.instruction!r}; stepping at {self.rate_hz} Hz"
         )
@@ -118,7 +122,8 @@ class SimBridge(Node):
 
     def destroy_node(self) -> None:
         # After Ctrl-C the context is already shut down and rosout is gone: print the last word instead.
-        print(f"sim_bridge: {self.rate_report()}", flush=True)
+        if self._ticks:
+            print(f"sim_bridge: {self.rate_report()}", flush=True)
         super().destroy_node()
 
 

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import threading
+import time
+import uuid
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from rclpy.action import ActionClient
 from rclpy.action.client import ClientGoalHandle
 from rclpy.task import Future
+from unique_identifier_msgs.msg import UUID
 
 T = TypeVar("T")
 SEND_ATTEMPTS = 3
@@ -30,8 +33,8 @@ def wait_for(future: Future[T], timeout_s: float, what: str) -> T:
         future.cancel()
         raise PeerTimeoutError(f"{what}: no answer within {timeout_s:.1f} s")
     result = future.result()
-    if result is None:  # done but empty: the peer answered with an error, or the future was cancelled
-        raise PeerTimeoutError(f"{what}: no result ({future.exception() or 'cancelled'})")
+    if result is None:  # done without a result: the future was cancelled
+        raise PeerTimeoutError(f"{what}: cancelled before an answer came")
     return result
 
 
@@ -46,12 +49,23 @@ def send_goal(
 
     Right after discovery a server may not yet have matched this client's response reader (discovery is
     not symmetric, and slow on a loaded machine). It then cannot send the acceptance and drops the goal
-    unexecuted (rclpy's ActionServer logs "Failed to send goal response"), so resending is safe.
+    unexecuted (rclpy's ActionServer logs "Failed to send goal response"). Every resend carries the same
+    goal id, so a server that did take an earlier copy refuses the repeat instead of running it twice.
     """
+    goal_id = UUID(uuid=list(uuid.uuid4().bytes))
+    answered = threading.Event()
+    futures: list[Future[ClientGoalHandle]] = []
     for _ in range(SEND_ATTEMPTS):
-        future = client.send_goal_async(goal, feedback_callback=feedback_callback)
-        handle = future.result() if _done_within(future, timeout_s) else None
-        if handle is not None:
-            return handle
-        future.cancel()
+        future = client.send_goal_async(goal, feedback_callback=feedback_callback, goal_uuid=goal_id)
+        future.add_done_callback(lambda _f: answered.set())
+        futures.append(future)
+        deadline = time.monotonic() + timeout_s
+        while answered.wait(max(0.0, deadline - time.monotonic())):
+            answered.clear()
+            handles = [h for h in (f.result() for f in futures if f.done()) if h is not None]
+            accepted = [h for h in handles if h.accepted]
+            if accepted:
+                return accepted[0]
+            if len(futures) == 1 and handles:
+                return handles[0]  # the first and only copy was refused: a real rejection
     raise PeerTimeoutError(f"{what}: no answer to the goal ({SEND_ATTEMPTS} tries of {timeout_s:.1f} s)")

@@ -9,6 +9,7 @@ jitter from its `cmd_twist` stamps while subgoals run, and each task's wall time
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import subprocess
@@ -92,6 +93,17 @@ def _wait_for_publishers(node: Node, topics: tuple[str, ...], timeout_s: float) 
         threading.Event().wait(0.05)
 
 
+def _stop(launch: subprocess.Popen) -> None:
+    """Ctrl-C to the launched graph, then SIGKILL to its process group if it does not end in time."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(launch.pid, signal.SIGINT)
+        try:
+            launch.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(launch.pid, signal.SIGKILL)
+            launch.wait()
+
+
 def run(config: BenchGraphConfig) -> dict:
     import rclpy
     from geometry_msgs.msg import TwistStamped
@@ -161,8 +173,7 @@ def run(config: BenchGraphConfig) -> dict:
         spinner.join(timeout=5)
         node.destroy_node()
         rclpy.try_shutdown()
-        os.killpg(launch.pid, signal.SIGINT)
-        launch.wait(timeout=30)
+        _stop(launch)
         log.close()
     # Scenes stop between tasks only for a reset; longer gaps are the bench's own pauses.
     scene_intervals = np.diff(np.asarray(scene_stamps))
@@ -186,14 +197,23 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--json", type=Path, default=default.json, help="where to write the figures (%(default)s)"
     )
+    parser.add_argument("--domain-id", type=int, default=default.domain_id, help="ROS domain for the graph")
     args = parser.parse_args(argv)
-    config = BenchGraphConfig(tasks=tuple(args.tasks), seeds=args.seeds, json=args.json)
+    if args.seeds < 1 or not 0 <= args.domain_id <= 101:
+        parser.error("--seeds must be at least 1 and --domain-id within 0..101")
+    config = BenchGraphConfig(
+        tasks=tuple(args.tasks), seeds=args.seeds, domain_id=args.domain_id, json=args.json
+    )
     config.json.parent.mkdir(parents=True, exist_ok=True)
     print(
         f"Launching the sim graph in ROS domain {config.domain_id}; tasks {', '.join(config.tasks)}",
         flush=True,
     )
-    results = run(config)
+    try:
+        results = run(config)
+    except (RuntimeError, TimeoutError) as err:  # PeerTimeoutError is a RuntimeError
+        print(f"hgpo bench graph: error: {err}", file=sys.stderr)
+        return 2
     episodes = results["episodes"]
     print("\nTasks over DDS (bridge 100 Hz, controller 25 Hz)")
     print(

@@ -69,7 +69,7 @@ def resolve_launch_file(target: str) -> Path:
         if path.is_file():
             return path
     raise LaunchError(f"no launch file named '{target}': tried {', '.join(map(str, tried))}; "
-                      "give sim, real, alfworld or a path to a FILE.launch.xml")
+                      "give the name of a file in launch/ (e.g. sim) or a path to a FILE.launch.xml")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -80,7 +80,7 @@ def _parser() -> argparse.ArgumentParser:
         "<push-ros-namespace>, <node> with <param> and <remap>, if/unless, $(var), $(env), "
         "$(find-pkg-share).",
     )
-    parser.add_argument("target", help="sim, real, alfworld (launch/NAME.launch.xml of package hgpo) "
+    parser.add_argument("target", help="NAME, e.g. sim (launch/NAME.launch.xml of package hgpo), "
                         "or a path to a FILE.launch.xml")
     parser.add_argument("args", nargs="*", metavar="name:=value", help="launch arguments the file declares")
     parser.add_argument("-s", "--show-args", action="store_true",

@@ -43,7 +43,7 @@ class RecordingWorld(TabletopWorld):
             frame: np.ndarray = self.render(*self.size, camera=self.camera)
             self._writer.append_data(frame)
             self.frames += 1
-            self._next_frame = state.time + 1.0 / self.fps
+            self._next_frame += 1.0 / self.fps  # on a fixed schedule, so the video plays at real speed
 
     def reset(self, task: Task) -> SceneState:
         state = super().reset(task)

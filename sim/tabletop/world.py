@@ -158,7 +158,7 @@ class TabletopWorld:
     def render(self, width: int = 320, height: int = 240, camera: str = "front") -> np.ndarray:
         """An RGB frame (height, width, 3) uint8; needs an OpenGL backend (MUJOCO_GL=egl or osmesa)."""
         if self._renderer is None or (self._renderer.width, self._renderer.height) != (width, height):
-            self.close()
+            self._close_renderer()
             try:
                 self._renderer = mujoco.Renderer(self.model, height=height, width=width)
             except Exception as error:  # mujoco raises several types when no GL context can be made
@@ -170,7 +170,10 @@ class TabletopWorld:
         return self._renderer.render()
 
     def close(self) -> None:
-        """Free the renderer, if one was made."""
+        """Free what the world holds beyond the model: the renderer, if one was made."""
+        self._close_renderer()
+
+    def _close_renderer(self) -> None:
         if self._renderer is not None:
             self._renderer.close()
             self._renderer = None

@@ -67,14 +67,3 @@ def test_bench_sim_prints_a_table_and_writes_json(tmp_path: Path) -> None:
     experts = record["results"]["experts"]
     assert set(experts) == {"reach", "stack"} and experts["stack"]["success_rate"] == 1.0
     assert all(r["real_time_factor"] > 0 for r in record["results"]["world_step"])
-
-
-def test_bench_graph_measures_the_launched_graph(tmp_path: Path) -> None:
-    out = tmp_path / "graph.json"
-    result = hgpo("bench", "graph", "--tasks", "reach", "--seeds", "1", "--json", str(out))
-    assert result.returncode == 0, result.stdout + result.stderr
-    record = json.loads(out.read_text())["results"]
-    assert record["episodes"][0]["success"]
-    assert 50 < record["bridge_scene_state"]["rate_hz"] < 150  # configured: 100 Hz
-    assert 10 < record["controller_cmd_twist"]["rate_hz"] < 40  # configured: 25 Hz
-    assert (tmp_path / "graph.launch.log").read_text().count("[controller]") > 0

@@ -34,9 +34,13 @@ def wait_until(predicate: Callable[[], bool], timeout: float, what: str) -> None
 
 
 class ActionCall:
-    """One goal sent to an action server, with its feedback and result."""
+    """One goal sent to an action server, with its feedback and result.
 
-    def __init__(self, node: Node, action_type: type, name: str, goal: Any) -> None:
+    Without a goal, only the client is made and discovered; `send` sends later, within milliseconds.
+    """
+
+    def __init__(self, node: Node, action_type: type, name: str, goal: Any | None = None) -> None:
+        self.name = name
         self.client = ActionClient(node, action_type, name)
         assert self.client.wait_for_server(timeout_sec=DISCOVERY_S), f"action server {name} never appeared"
         # wait_for_server covers the action's services, not its feedback topic: feedback published before
@@ -46,14 +50,18 @@ class ActionCall:
             lambda: node.count_publishers(feedback_topic) > 0, DISCOVERY_S, f"{feedback_topic} discovery"
         )
         self.feedback: list[Any] = []
+        if goal is not None:
+            self.send(goal)
+
+    def send(self, goal: Any) -> None:
         self.handle = send_goal(
             self.client,
             goal,
             ACCEPTANCE_S,
-            name,
+            self.name,
             feedback_callback=lambda m: self.feedback.append(m.feedback),
         )
-        assert self.handle.accepted, f"{name} rejected the goal"
+        assert self.handle.accepted, f"{self.name} rejected the goal"
         self._result = self.handle.get_result_async()
 
     def result(self, timeout: float) -> tuple[int, Any]:

@@ -86,7 +86,7 @@ def test_run_task_over_dds(graph: Launched, test_node) -> None:
     [
         ("pick", ("purple_block",), "unknown object 'purple_block'"),
         ("juggle", ("red_block",), "unknown skill 'juggle'"),
-        ("place", ("red_block",), "red_block"),
+        ("place", ("red_block",), "takes 2 argument(s), got 1"),
     ],
 )
 def test_bad_subgoal_is_aborted_with_reason(graph: Launched, test_node, skill, args, expected) -> None:
@@ -110,6 +110,14 @@ def test_empty_instruction_is_rejected(graph: Launched, test_node) -> None:
     call = ActionCall(test_node, RunTask, "/hgpo/run_task", RunTask.Goal(instruction="   ", reset=False))
     status, result = call.result(DISCOVERY_S)
     assert status == GoalStatus.STATUS_ABORTED and "empty instruction" in result.message
+
+
+def test_own_instruction_with_reset_is_planned_as_given(graph: Launched, test_node) -> None:
+    """Regression: the reset task's goal used to be planned (and reported done) under the user's words."""
+    goal = RunTask.Goal(instruction="wave at the camera", task="stack", reset=True, seed=0)
+    status, result = ActionCall(test_node, RunTask, "/hgpo/run_task", goal).result(DISCOVERY_S)
+    assert status == GoalStatus.STATUS_ABORTED and result.subgoals_executed == 0
+    assert "needs a known task" in result.message and "wave at the camera" in result.message
 
 
 def test_reset_to_unknown_task_is_refused(graph: Launched, test_node) -> None:
@@ -144,9 +152,13 @@ def test_invalid_twist_is_refused_and_arm_holds_still(graph: Launched, test_node
 
 def test_cancel_and_preemption(graph: Launched, test_node) -> None:
     reset(test_node, seed=3)
-    first = ActionCall(test_node, ExecuteSubgoal, "/hgpo/execute_subgoal", subgoal("reach", "yellow_block"))
+    # Both clients are discovered first, so that the second goal follows the first within milliseconds,
+    # long before a reach across the table (about 1.5 s) could finish.
+    first = ActionCall(test_node, ExecuteSubgoal, "/hgpo/execute_subgoal")
+    second = ActionCall(test_node, ExecuteSubgoal, "/hgpo/execute_subgoal")
+    first.send(subgoal("reach", "yellow_block"))
     wait_until(lambda: first.feedback, DISCOVERY_S, "feedback from the first subgoal")
-    second = ActionCall(test_node, ExecuteSubgoal, "/hgpo/execute_subgoal", subgoal("reach", "green_block"))
+    second.send(subgoal("reach", "green_block"))
     status, result = first.result(DISCOVERY_S)
     assert status == GoalStatus.STATUS_ABORTED and "preempted" in result.message
     wait_until(lambda: second.feedback, DISCOVERY_S, "feedback from the second subgoal")

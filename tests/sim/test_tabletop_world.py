@@ -154,3 +154,28 @@ def test_sim_never_imports_ros_or_torch() -> None:
     script = "import sys, sim.tabletop\nprint(sorted({'rclpy', 'torch'} & set(sys.modules)))"
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert result.stdout.strip() == "[]", result.stderr
+
+
+def test_recording_keeps_the_frame_rate_and_survives_other_renders(tmp_path) -> None:
+    code = f"""
+import numpy as np
+from pathlib import Path
+from sim.tabletop import make_task, WorldConfig
+from sim.tabletop.recording import RecordingWorld
+world = RecordingWorld(Path({str(tmp_path / "v.gif")!r}), WorldConfig(control_dt=0.01), fps=30)
+world.reset(make_task("reach", 0))
+world.render(64, 48)  # another size: must not close the video
+for _ in range(300):
+    world.step(np.zeros(3), 0.08)
+world.close()
+print(world.frames)
+"""
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, "MUJOCO_GL": "egl"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert int(result.stdout.split()[-1]) == 91  # 3 s at 30 fps, both ends included
