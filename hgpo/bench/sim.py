@@ -14,7 +14,7 @@ from tqdm import tqdm
 from hgpo.bench.report import table, write_json
 from policies.control import ExpertSkillPolicy
 from policies.evaluation import run_episode
-from policies.planning import ExpertPlanner
+from policies.planning import ExpertPlannerBackend
 from sim.tabletop import TASKS, TabletopWorld, WorldConfig, make_task
 
 
@@ -50,7 +50,7 @@ def measure_real_time_factor(control_dt: float, sim_seconds: float, seed: int = 
 def bench_experts(config: BenchSimConfig) -> dict[str, dict]:
     world = TabletopWorld(WorldConfig(control_dt=1.0 / config.physics_rate_hz))
     hold = round(config.physics_rate_hz / config.control_rate_hz)
-    planner, policy = ExpertPlanner(), ExpertSkillPolicy()
+    planner, policy = ExpertPlannerBackend(), ExpertSkillPolicy()
     results: dict[str, dict] = {}
     for name in config.tasks:
         episodes = [

@@ -3,7 +3,7 @@
 from policies.planning.closed_loop import EventHook, LoopConfig, TaskOutcome, format_step, run_closed_loop
 from policies.planning.planner import (
     PLANNERS,
-    ExpertPlanner,
+    ExpertPlannerBackend,
     Planner,
     PlannerError,
     PlanningContext,
@@ -14,7 +14,7 @@ from policies.planning.planner import (
 __all__ = [
     "PLANNERS",
     "EventHook",
-    "ExpertPlanner",
+    "ExpertPlannerBackend",
     "LoopConfig",
     "Planner",
     "PlannerError",

@@ -6,8 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from sim.tabletop import ExpertPlanner as ExpertTaskDecomposer
-from sim.tabletop import SceneState, Subgoal, Task
+from sim.tabletop import ExpertPlanner, SceneState, Subgoal, Task
 
 
 class PlannerError(RuntimeError):
@@ -39,13 +38,13 @@ class Planner(Protocol):
     def next_subgoal(self, context: PlanningContext) -> Subgoal | None: ...
 
 
-class ExpertPlanner:
+class ExpertPlannerBackend:
     """The scripted task decomposition of `sim.tabletop`, the reference planner; it needs the task's goals."""
 
     name = "expert"
 
     def __init__(self) -> None:
-        self._decomposer = ExpertTaskDecomposer()
+        self._decomposer = ExpertPlanner()
 
     def next_subgoal(self, context: PlanningContext) -> Subgoal | None:
         if context.task is None:
@@ -56,7 +55,7 @@ class ExpertPlanner:
         return self._decomposer.next_subgoal(context.task, context.state)
 
 
-PLANNERS: dict[str, Callable[[], Planner]] = {"expert": ExpertPlanner}
+PLANNERS: dict[str, Callable[[], Planner]] = {"expert": ExpertPlannerBackend}
 
 
 def make_planner(name: str) -> Planner:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from policies.planning import ExpertPlanner, LoopConfig, PlanningContext, StepRecord, run_closed_loop
+from policies.planning import ExpertPlannerBackend, LoopConfig, PlanningContext, StepRecord, run_closed_loop
 from sim.tabletop import Subgoal, TabletopWorld, make_task
 
 
@@ -17,7 +17,7 @@ def test_empty_instruction_is_rejected(world: TabletopWorld) -> None:
     task = make_task("stack", 0)
     world.reset(task)
     outcome = run_closed_loop(
-        ExpertPlanner(), "  ", world.state, lambda sg: StepRecord(sg, True, ""), task=task
+        ExpertPlannerBackend(), "  ", world.state, lambda sg: StepRecord(sg, True, ""), task=task
     )
     assert not outcome.success and "empty instruction" in outcome.message and outcome.subgoals_executed == 0
 
@@ -26,7 +26,7 @@ def test_repeated_failure_is_a_loop(world: TabletopWorld) -> None:
     task = make_task("pick_place", 1)
     world.reset(task)
     outcome = run_closed_loop(
-        ExpertPlanner(),
+        ExpertPlannerBackend(),
         task.instruction,
         world.state,
         lambda sg: StepRecord(sg, False, "gripper jammed"),
@@ -42,7 +42,7 @@ def test_subgoal_limit(world: TabletopWorld) -> None:
     world.reset(task)
     # Every subgoal "succeeds" without moving the world, so the expert keeps asking: the limit must stop it.
     outcome = run_closed_loop(
-        ExpertPlanner(),
+        ExpertPlannerBackend(),
         task.instruction,
         world.state,
         lambda sg: StepRecord(sg, True, ""),
@@ -55,7 +55,7 @@ def test_subgoal_limit(world: TabletopWorld) -> None:
 def test_expert_without_a_task_says_what_to_do(world: TabletopWorld) -> None:
     world.reset(make_task("stack", 0))
     outcome = run_closed_loop(
-        ExpertPlanner(), "juggle three blocks", world.state, lambda sg: StepRecord(sg, True, "")
+        ExpertPlannerBackend(), "juggle three blocks", world.state, lambda sg: StepRecord(sg, True, "")
     )
     assert not outcome.success and "needs a known task" in outcome.message
 
@@ -83,7 +83,7 @@ def test_events_report_each_subgoal(world: TabletopWorld) -> None:
     world.reset(task)
     events: list[tuple[int, str, bool | None]] = []
     run_closed_loop(
-        ExpertPlanner(),
+        ExpertPlannerBackend(),
         task.instruction,
         world.state,
         lambda sg: StepRecord(sg, False, "no"),

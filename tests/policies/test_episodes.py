@@ -6,7 +6,7 @@ import pytest
 
 from policies.control import ExpertSkillPolicy
 from policies.evaluation import run_episode
-from policies.planning import ExpertPlanner
+from policies.planning import ExpertPlannerBackend
 from sim.tabletop import TASKS, TabletopWorld, WorldConfig, make_task
 
 
@@ -19,7 +19,7 @@ def world() -> TabletopWorld:
 @pytest.mark.parametrize("seed", range(5))
 def test_experts_solve_every_task(world: TabletopWorld, name: str, seed: int) -> None:
     task = make_task(name, seed)
-    result = run_episode(world, task, ExpertPlanner(), ExpertSkillPolicy())
+    result = run_episode(world, task, ExpertPlannerBackend(), ExpertSkillPolicy())
     assert result.success, result.message
     assert all(record.success for record in result.subgoals)
     assert len(result.subgoals) >= len(task.goal)
@@ -30,13 +30,15 @@ def test_experts_solve_every_task(world: TabletopWorld, name: str, seed: int) ->
 def test_experts_at_100_hz_with_a_25_hz_controller(name: str) -> None:
     """The ROS graph's timing: the bridge steps at 100 Hz, the controller acts at 25 Hz."""
     world = TabletopWorld(WorldConfig(control_dt=0.01))
-    result = run_episode(world, make_task(name, 7), ExpertPlanner(), ExpertSkillPolicy(), action_hold=4)
+    result = run_episode(
+        world, make_task(name, 7), ExpertPlannerBackend(), ExpertSkillPolicy(), action_hold=4
+    )
     assert result.success, result.message
 
 
 def test_pick_place_uses_two_subgoals(world: TabletopWorld) -> None:
     task = make_task("pick_place", 4)
     obj, plate = task.goal[0].args
-    result = run_episode(world, task, ExpertPlanner(), ExpertSkillPolicy())
+    result = run_episode(world, task, ExpertPlannerBackend(), ExpertSkillPolicy())
     assert result.success
     assert [str(r.subgoal) for r in result.subgoals] == [f"pick({obj})", f"place({obj}, {plate})"]
