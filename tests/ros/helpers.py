@@ -9,19 +9,11 @@ from typing import Any
 
 from rclpy.action import ActionClient
 from rclpy.node import Node
-from rclpy.task import Future
 
-from ros_nodes.waiting import send_goal
+from ros_nodes.waiting import send_goal, wait_for
 
 DISCOVERY_S = 30.0  # generous: CI machines are shared and DDS discovery can take seconds
 ACCEPTANCE_S = 10.0  # a goal's acceptance normally takes milliseconds
-
-
-def wait_future(future: Future, timeout: float, what: str) -> Any:
-    done = threading.Event()
-    future.add_done_callback(lambda _f: done.set())
-    assert done.wait(timeout), f"timed out after {timeout} s waiting for {what}"
-    return future.result()
 
 
 def wait_until(predicate: Callable[[], bool], timeout: float, what: str) -> None:
@@ -66,8 +58,8 @@ class ActionCall:
 
     def result(self, timeout: float) -> tuple[int, Any]:
         """(GoalStatus code, result message)."""
-        response = wait_future(self._result, timeout, "the action result")
+        response = wait_for(self._result, timeout, "the action result")
         return response.status, response.result
 
     def cancel(self) -> None:
-        wait_future(self.handle.cancel_goal_async(), DISCOVERY_S, "cancel response")
+        wait_for(self.handle.cancel_goal_async(), DISCOVERY_S, "cancel response")
