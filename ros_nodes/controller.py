@@ -26,6 +26,7 @@ from std_msgs.msg import Float64
 
 from policies.control import ExecutionStatus, SubgoalExecution, make_skill_policy
 from ros_nodes.conversions import scene_from_msg, subgoal_from_msg
+from ros_nodes.estop import EmergencyStopError, EstopMonitor
 from ros_nodes.node_main import Parameters, log_outcome, run_node
 from sim.tabletop import SceneState, SubgoalError, WorldConfig, action_to_command
 
@@ -67,6 +68,7 @@ class Controller(Node):
             max_speed=p.positive("max_linear_speed", 0.25, "twist at a full action (m/s)")
         )
         self.policy = make_skill_policy(policy)
+        self.estop = EstopMonitor(self)  # arm_bridge's latched e-stop: no subgoal starts or runs under it
 
         # The latest message and when it came; converted only when a tick reads it (100 Hz in, 25 Hz used).
         self._scene: tuple[SceneStateMsg, float] | None = None
@@ -159,6 +161,10 @@ class Controller(Node):
         if not (math.isfinite(timeout_s) and timeout_s > 0):
             message = f"{subgoal} rejected: timeout_s {request.timeout_s} is not a positive number of seconds"
             return self._finish(goal_handle, Ending.FAILED, message, np.nan, 0)
+        try:
+            self.estop.check(f"starting {subgoal}")
+        except EmergencyStopError as err:
+            return self._finish(goal_handle, Ending.FAILED, str(err), np.nan, 0)
         scene = self._fresh_scene()
         if scene is None:
             return self._finish(goal_handle, Ending.FAILED, self._lost_scene_message(), np.nan, 0)
@@ -178,6 +184,9 @@ class Controller(Node):
             if self._active is not goal_handle or not goal_handle.is_active:
                 message = f"{subgoal} preempted by a newer subgoal"
                 return self._finish(goal_handle, Ending.PREEMPTED, message, distance, execution.steps)
+            if self.estop.latched:
+                message = f"{subgoal} stopped: emergency stop latched"
+                return self._finish(goal_handle, Ending.FAILED, message, distance, execution.steps)
             scene = self._fresh_scene()
             if scene is None:
                 return self._finish(

@@ -24,6 +24,7 @@ from rclpy.node import Node
 
 from policies.planning import LoopConfig, StepRecord, make_planner, run_closed_loop
 from ros_nodes.conversions import scene_from_msg, subgoal_to_msg
+from ros_nodes.estop import EmergencyStopError, EstopMonitor
 from ros_nodes.node_main import Parameters, log_outcome, run_node
 from ros_nodes.waiting import PeerTimeoutError, send_goal, wait_for
 from sim.tabletop import SceneState, Subgoal, SubgoalError, Task, ground, make_task
@@ -51,6 +52,7 @@ class Planner(Node):
             "peer_timeout_s", 10.0, "wait this long for the bridge and controller (s)"
         )
         self.planner = make_planner(planner)
+        self.estop = EstopMonitor(self)  # arm_bridge's latched e-stop: no subgoal starts under it
 
         group = ReentrantCallbackGroup()
         self._scene: SceneStateMsg | None = None
@@ -207,6 +209,7 @@ class Planner(Node):
         def observe() -> SceneState:
             if canceled():
                 raise TaskCanceledError
+            self.estop.check("starting a subgoal")
             return self._next_scene()
 
         def execute(subgoal: Subgoal) -> StepRecord:
@@ -225,7 +228,7 @@ class Planner(Node):
                 config=self.loop_config,
                 on_event=on_event,
             )
-        except (PeerTimeoutError, TaskCanceledError) as err:
+        except (PeerTimeoutError, TaskCanceledError, EmergencyStopError) as err:
             was_canceled = isinstance(err, TaskCanceledError)
             goal_handle.canceled() if was_canceled else goal_handle.abort()
             message = "task canceled" if was_canceled else str(err)
