@@ -35,7 +35,7 @@ from ros_nodes.conversions import pose_msg
 from ros_nodes.estop import ESTOP_STATE_TOPIC, ESTOP_TOPIC, RESET_ESTOP_SERVICE, latched_qos
 from ros_nodes.node_main import Parameters, run_node
 from ros_nodes.waiting import PeerTimeoutError, wait_for
-from sim.tabletop import TASKS, Workspace, make_task
+from sim.tabletop import TASKS, make_task
 
 
 @dataclass(frozen=True)
@@ -86,9 +86,7 @@ class ArmBridge(Node):
             max_gripper_width=p.positive("max_gripper_width", d.max_gripper_width, "widest opening (m)"),
         )
         description = arm_description(self)
-        self.kinematics = ArmKinematics(
-            description, workspace=Workspace(self.limits.workspace_low, self.limits.workspace_high)
-        )
+        self.kinematics = ArmKinematics(description)
         self.max_joint_velocity = max_joint_velocity(self, len(description.arm_joints))
         self.gate = CommandGate(self.limits)
         self.joints = JointIndex(description.arm_joints, description.gripper_joints)

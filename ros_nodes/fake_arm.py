@@ -101,7 +101,7 @@ class FakeArmNode(Node):
         linear = np.array([msg.twist.linear.x, msg.twist.linear.y, msg.twist.linear.z])
         self._twist = (linear, time.monotonic())
 
-    def _servo(self, dt: float) -> None:
+    def _servo(self) -> None:
         """MoveIt Servo's part: a fresh non-zero twist becomes joint velocities; zero halts."""
         if self._twist is None:
             return
@@ -111,7 +111,7 @@ class FakeArmNode(Node):
             self.kinematics.hold_here()
             self.arm.command("velocity", np.zeros_like(self.arm.q), received)
             return
-        qdot = clip_joint_velocity(self.kinematics.joint_velocity(linear, dt), self.arm.limits.velocity)
+        qdot = clip_joint_velocity(self.kinematics.joint_velocity(linear), self.arm.limits.velocity)
         self.arm.command("velocity", qdot, received)
 
     def _on_gripper(self, msg: Float64) -> None:
@@ -125,7 +125,7 @@ class FakeArmNode(Node):
         dt = min(max(now - self._last_tick, 1e-4), 2 * period)  # real time, bounded after a stall
         self._last_tick = now
         if self.interface.message == "TwistStamped":
-            self._servo(period)
+            self._servo()
         self.arm.step(dt, now)
         msg = JointState(name=self.joint_names)
         msg.header.stamp = self.get_clock().now().to_msg()

@@ -67,7 +67,7 @@ def joint_command(
     """
     if interface.message != "Float64MultiArray":
         raise ValueError(f"{interface.name} takes twists, not joint commands")
-    qdot = clip_joint_velocity(kinematics.joint_velocity(twist.linear, dt), max_joint_velocity)
+    qdot = clip_joint_velocity(kinematics.joint_velocity(twist.linear), max_joint_velocity)
     if interface.name == "forward_velocity":
         return qdot
     return joint_position_command(q, qdot, dt, kinematics.limits)

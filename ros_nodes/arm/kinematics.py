@@ -15,7 +15,7 @@ from pathlib import Path
 import mujoco
 import numpy as np
 
-from sim.tabletop.ik import EndEffectorServo, IKConfig, Workspace
+from sim.tabletop.ik import damped_least_squares, orientation_error
 from sim.tabletop.model import ARM_JOINTS, EE_SITE, FINGER_JOINTS, HOME_QPOS, build_mjcf
 
 EE_SITE_ADDED = "hgpo_ee"
@@ -77,16 +77,22 @@ def load_spec(robot_description: str) -> mujoco.MjSpec:
         raise ValueError(f"robot_description {path}: MuJoCo cannot read it: {error}") from None
 
 
-class ArmKinematics:
-    """Forward kinematics and the differential-IK servo of one arm, on a private MjData."""
+@dataclass(frozen=True)
+class RateGains:
+    """Gains of the resolved-rate (velocity) IK: as MoveIt Servo, velocities in, velocities out."""
 
-    def __init__(
-        self,
-        description: ArmDescription,
-        ik: IKConfig | None = None,
-        workspace: Workspace | None = None,
-        max_lead: float = 0.03,
-    ) -> None:
+    damping: float = 0.01
+    """Damped-least-squares lambda: bounded joint speeds near singularities, little lag elsewhere."""
+    orientation_gain: float = 5.0
+    """Turn back to the held orientation at this rate (1/s): the controller commands no rotation."""
+    nullspace_gain: float = 1.0
+    """Pull the redundant degrees of freedom towards home at this rate (1/s)."""
+
+
+class ArmKinematics:
+    """Forward kinematics and resolved-rate inverse kinematics of one arm, on a private MjData."""
+
+    def __init__(self, description: ArmDescription, gains: RateGains | None = None) -> None:
         spec = load_spec(description.robot_description)
         site = description.ee_frame
         if spec.site(site) is None:
@@ -114,24 +120,25 @@ class ArmKinematics:
                 f"home has {len(description.home)} values for {len(description.arm_joints)} arm_joints"
             )
         self.description = description
+        self.gains = gains or RateGains()
         self.joint_names = description.arm_joints
         self.limits = np.array([self.model.joint(j).range for j in self.joint_names])
-        unlimited = ~np.array([bool(self.model.joint(j).limited) for j in self.joint_names])
+        unlimited = ~np.array(
+            [bool(self.model.jnt_limited[self.model.joint(j).id]) for j in self.joint_names]
+        )
         self.limits[unlimited] = (-np.inf, np.inf)
         self._qpos = np.array([self.model.joint(j).qposadr[0] for j in self.joint_names])
+        self._dofs = np.array([self.model.joint(j).dofadr[0] for j in self.joint_names])
         self._gripper_qpos = np.array(
-            [self.model.joint(j).qposadr[0] for j in description.gripper_joints], int
+            [self.model.joint(j).qposadr[0] for j in description.gripper_joints], dtype=int
         )
         self._site = self.model.site(site).id
-        self.servo = EndEffectorServo(
-            self.model,
-            site,
-            self.joint_names,
-            np.array(description.home),
-            workspace or Workspace(),
-            max_lead,
-            ik or IKConfig(),
-        )
+        self._home = np.array(description.home, dtype=float)
+        self._damping = self.gains.damping**2 * np.eye(6)
+        self._jacp = np.zeros((3, self.model.nv))
+        self._jacr = np.zeros((3, self.model.nv))
+        self._solution = np.zeros(6)
+        self._rotation = np.eye(3)
 
     def set_positions(self, q: np.ndarray, gripper: np.ndarray | None = None) -> None:
         """Put the arm in configuration q and update the kinematics (and the Jacobian's inputs)."""
@@ -148,17 +155,23 @@ class ArmKinematics:
         return self.data.site_xpos[self._site].copy(), quaternion
 
     def hold_here(self) -> None:
-        """Make the servo's target the current pose (after a stop, so that no stale target pulls the arm)."""
-        self.servo.reset(self.data)
+        """Hold the current orientation from now on (called whenever the arm stands)."""
+        self._rotation = self.data.site_xmat[self._site].reshape(3, 3).copy()
 
-    def joint_velocity(self, linear: np.ndarray, dt: float) -> np.ndarray:
-        """Joint velocities that move the end effector at `linear` (m/s) over dt, holding its orientation.
+    def joint_velocity(self, linear: np.ndarray) -> np.ndarray:
+        """Joint velocities that move the end effector at `linear` (m/s) and hold its orientation.
 
-        The servo integrates the twist into a target and solves a damped-least-squares step for it; the
-        step over dt is the velocity. It holds the orientation it had at the last `hold_here`.
+        Velocities in, velocities out, as MoveIt Servo does: nothing is integrated, so the result does not
+        depend on how often it is asked, and a zero twist gives zero joint motion in the task space.
         """
-        q = self.data.qpos[self._qpos].copy()
-        return (self.servo.command(self.data, linear, dt) - q) / dt
+        task = np.empty(6)
+        task[:3] = linear
+        rotation = self.data.site_xmat[self._site].reshape(3, 3)
+        task[3:] = self.gains.orientation_gain * orientation_error(self._rotation, rotation)
+        mujoco.mj_jacSite(self.model, self.data, self._jacp, self._jacr, self._site)
+        jac = np.vstack([self._jacp[:, self._dofs], self._jacr[:, self._dofs]])
+        secondary = self.gains.nullspace_gain * (self._home - self.data.qpos[self._qpos])
+        return damped_least_squares(jac, task, secondary, self._damping, self._solution)
 
 
 class JointIndex:

@@ -83,22 +83,36 @@ class EndEffectorServo:
             target = position + lead * (self._max_lead / distance)
         self._target = target
 
-        # Rotation error: half the sum over axes of (current axis x desired axis), from R_d R^T.
-        m = self._rotation @ data.site_xmat[self._site].reshape(3, 3).T
         error = np.empty(6)
         error[:3] = target - position
-        error[3:] = 0.5 * (m[2, 1] - m[1, 2]), 0.5 * (m[0, 2] - m[2, 0]), 0.5 * (m[1, 0] - m[0, 1])
+        error[3:] = orientation_error(self._rotation, data.site_xmat[self._site].reshape(3, 3))
 
         mujoco.mj_jacSite(self._model, data, self._jacp, self._jacr, self._site)
         jac = np.vstack([self._jacp[:, self._dofs], self._jacr[:, self._dofs]])
         q = data.qpos[self._qpos]
-        # Damped least squares with a secondary task z in the null space:
-        #   step = J^T (J J^T + l^2 I)^-1 error + (I - J^T (J J^T + l^2 I)^-1 J) z
-        #        = z + J^T (J J^T + l^2 I)^-1 (error - J z),  one 6x6 solve (MuJoCo's Cholesky, no LAPACK).
         secondary = self._config.nullspace_gain * (self._home - q)
-        normal = jac @ jac.T + self._damping
-        mujoco.mju_cholFactor(normal, 0.0)
-        mujoco.mju_cholSolve(self._solution, normal, error - jac @ secondary)
-        step = secondary + jac.T @ self._solution
+        step = damped_least_squares(jac, error, secondary, self._damping, self._solution)
         step = np.clip(step, -self._config.max_joint_step, self._config.max_joint_step)
         return np.clip(q + step, self._range[:, 0], self._range[:, 1])
+
+
+def orientation_error(desired: np.ndarray, current: np.ndarray) -> np.ndarray:
+    """Small-angle rotation vector from `current` to `desired` (3x3 rotation matrices): half the sum over
+    axes of (current axis x desired axis), read off R_d R^T."""
+    m = desired @ current.T
+    return np.array([0.5 * (m[2, 1] - m[1, 2]), 0.5 * (m[0, 2] - m[2, 0]), 0.5 * (m[1, 0] - m[0, 1])])
+
+
+def damped_least_squares(
+    jac: np.ndarray, task: np.ndarray, secondary: np.ndarray, damping: np.ndarray, solution: np.ndarray
+) -> np.ndarray:
+    """Joint motion for a 6-D task with a secondary joint motion z kept to the Jacobian's null space.
+
+    step = J^T (J J^T + l^2 I)^-1 task + (I - J^T (J J^T + l^2 I)^-1 J) z
+         = z + J^T (J J^T + l^2 I)^-1 (task - J z),  one 6x6 solve (MuJoCo's Cholesky, no LAPACK).
+    `damping` is l^2 I; `solution` is a (6,) scratch array.
+    """
+    normal = jac @ jac.T + damping
+    mujoco.mju_cholFactor(normal, 0.0)
+    mujoco.mju_cholSolve(solution, normal, task - jac @ secondary)
+    return secondary + jac.T @ solution

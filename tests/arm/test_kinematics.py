@@ -68,7 +68,7 @@ def test_joint_velocity_moves_the_end_effector_as_commanded(arm: ArmKinematics) 
     start, orientation = arm.ee_pose()
     velocity, dt = np.array([0.1, -0.05, 0.05]), 0.01
     for _ in range(50):
-        q = q + arm.joint_velocity(velocity, dt) * dt
+        q = q + arm.joint_velocity(velocity) * dt
         arm.set_positions(q)
     end, end_orientation = arm.ee_pose()
     assert np.allclose(end - start, velocity * 0.5, atol=2e-3)

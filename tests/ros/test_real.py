@@ -1,0 +1,255 @@
+"""The real-arm graph over DDS with fake hardware: the launch end to end, and each safety behaviour of
+arm_bridge at node level (fake_arm stands in for the arm, as mock hardware behind ros2_control would)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+from action_msgs.msg import GoalStatus
+from geometry_msgs.msg import TwistStamped
+from hgpo_msgs.action import ExecuteSubgoal, RunTask
+from hgpo_msgs.msg import SceneState
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Bool, Float64MultiArray
+from std_srvs.srv import Trigger
+
+from ros_nodes.arm.kinematics import ArmDescription, ArmKinematics
+from ros_nodes.estop import latched_qos
+from ros_nodes.launcher.parse import parse_launch_file
+from ros_nodes.launcher.spec import ParamValue
+from ros_nodes.waiting import wait_for
+from sim.tabletop.model import HOME_QPOS
+from tests.processes import Captured
+from tests.ros.conftest import REPO
+from tests.ros.helpers import DISCOVERY_S, ActionCall, wait_until
+from tests.ros.test_graph import subgoal
+
+TASK_TIMEOUT_S = 180.0
+NS = "arm_safety"
+BOX_MARGIN = 0.03  # the workspace box's top this far above the home pose
+
+
+@pytest.mark.parametrize("interface", ["forward_velocity", "forward_position", "servo"])
+def test_real_launch_with_fake_hardware_runs_reach(launch, interface: str) -> None:
+    launched = launch("real", "use_fake_hardware:=true", f"command_interface:={interface}", "seed:=2")
+    assert launched.wait(timeout=TASK_TIMEOUT_S) == 0, launched.output
+    assert "SUCCESS" in launched.output and f"fake hardware: {interface}" in launched.output
+
+
+@pytest.mark.parametrize(("fake", "reset_service"), [("true", "/fake_arm/reset_world"), ("false", "")])
+def test_use_fake_hardware_starts_the_fake_arm(monkeypatch, fake: str, reset_service: str) -> None:
+    monkeypatch.setenv("AMENT_PREFIX_PATH", sys.prefix)
+    nodes = parse_launch_file(REPO / "launch" / "real.launch.xml", {"use_fake_hardware": fake})
+    names = [node.name for node in nodes]
+    assert names[:4] == ["arm_bridge", "controller", "planner", "run_task"]
+    assert ("fake_arm" in names) == (fake == "true")
+    assert ParamValue("world_reset_service", reset_service) in nodes[0].params
+
+
+def home_z() -> float:
+    arm = ArmKinematics(ArmDescription())
+    arm.set_positions(np.array(HOME_QPOS))
+    return float(arm.ee_pose()[0][2])
+
+
+def start(executable: str, env: dict[str, str], namespace: str, *params: str) -> Captured:
+    args = [os.path.join(sys.prefix, "lib", "hgpo", executable), "--ros-args", "-r", f"__ns:=/{namespace}"]
+    for param in params:
+        args += ["-p", param]
+    return Captured(args, cwd=REPO, env=env)
+
+
+# The hardware's topics, relative so that the whole graph lives under /arm_safety.
+HARDWARE = (
+    "joint_states_topic:=joint_states",
+    "command_topic:=commands",
+    "gripper_topic:=gripper",
+    "perception_topic:=objects",
+)
+
+
+@pytest.fixture(scope="module")
+def arm_graph(ros_env: dict[str, str]) -> Iterator[dict[str, Captured]]:
+    """fake_arm, arm_bridge (workspace top just above home), controller and planner under /arm_safety."""
+    top = home_z() + BOX_MARGIN
+    nodes = {
+        "fake_arm": start("fake_arm", ros_env, NS, *HARDWARE, "task:=reach"),
+        "arm_bridge": start(
+            "arm_bridge",
+            ros_env,
+            NS,
+            *HARDWARE,
+            f"world_reset_service:=/{NS}/fake_arm/reset_world",
+            f"workspace_high:=[0.75, 0.45, {top}]",
+        ),
+        "controller": start("controller", ros_env, NS),
+        "planner": start("planner", ros_env, NS, "peer_timeout_s:=5.0"),
+    }
+    yield nodes
+    for name, node in nodes.items():
+        assert node.stop(timeout=20) == 0, f"{name}:\n{node.output}"
+
+
+class Watch:
+    """The latest message of a topic and how many came."""
+
+    def __init__(self, node, msg_type, topic: str, qos=10) -> None:
+        self.latest = None
+        self.count = 0
+        self._lock = threading.Lock()
+        self.sub = node.create_subscription(msg_type, topic, self._on, qos)
+
+    def _on(self, msg) -> None:
+        with self._lock:
+            self.latest, self.count = msg, self.count + 1
+
+    def next(self):
+        start = self.count
+        wait_until(lambda: self.count > start, DISCOVERY_S, f"a message on {self.sub.topic_name}")
+        return self.latest
+
+
+class Arm:
+    """The test's side of the graph: twists in; bridge commands, joint states, scenes, e-stop state out."""
+
+    def __init__(self, node) -> None:
+        self.node = node
+        self.twist_pub = node.create_publisher(TwistStamped, f"/{NS}/cmd_twist", 10)
+        self.estop_pub = node.create_publisher(Bool, f"/{NS}/estop", latched_qos())
+        self.commands = Watch(node, Float64MultiArray, f"/{NS}/commands")
+        self.joints = Watch(node, JointState, f"/{NS}/joint_states")
+        self.scene = Watch(node, SceneState, f"/{NS}/scene_state")
+        self.estop_state = Watch(node, Bool, f"/{NS}/estop_state", latched_qos())
+        self.reset_client = node.create_client(Trigger, f"/{NS}/reset_estop")
+        wait_until(lambda: self.twist_pub.get_subscription_count() > 0, DISCOVERY_S, "the bridge's cmd_twist")
+        wait_until(lambda: self.estop_pub.get_subscription_count() > 0, DISCOVERY_S, "the bridge's estop")
+        self.scene.next()
+
+    def stream(self, linear: tuple[float, float, float], n: int) -> None:
+        """n twists at the controller's 25 Hz, each stamped now."""
+        tick = threading.Event()
+        for _ in range(n):
+            msg = TwistStamped()
+            msg.header.stamp = self.node.get_clock().now().to_msg()
+            msg.twist.linear.x, msg.twist.linear.y, msg.twist.linear.z = linear
+            self.twist_pub.publish(msg)
+            tick.wait(0.04)
+
+    def moving(self) -> bool:
+        return bool(np.any(np.abs(self.joints.next().velocity[:7]) > 1e-6))
+
+    def ee_z(self) -> float:
+        return float(self.scene.next().ee_pose.position.z)
+
+    def reset_estop(self) -> Trigger.Response:
+        assert self.reset_client.wait_for_service(timeout_sec=DISCOVERY_S), "reset_estop never appeared"
+        return wait_for(self.reset_client.call_async(Trigger.Request()), DISCOVERY_S, "reset_estop")
+
+
+@pytest.fixture
+def arm(arm_graph, test_node) -> Arm:
+    return Arm(test_node)
+
+
+def test_twists_move_the_arm_and_stale_ones_stop_it(arm: Arm, arm_graph) -> None:
+    arm.stream((0.1, 0.0, 0.0), 10)
+    assert np.any(arm.commands.latest.data) and arm.moving()
+    # No more twists: within command_timeout_s (0.1 s) the bridge commands zero and the arm stands.
+    wait_until(lambda: not np.any(arm.commands.next().data), 5.0, "the bridge to command a stop")
+    wait_until(lambda: not arm.moving(), 5.0, "the arm to stand still")
+    wait_until(lambda: "holding still: command timed out" in arm_graph["arm_bridge"].output, 5.0, "the log")
+
+
+def test_non_finite_twist_is_refused(arm: Arm, arm_graph) -> None:
+    arm.stream((0.1, 0.0, 0.0), 5)
+    arm.stream((float("nan"), 0.0, 0.0), 5)
+    assert not np.any(arm.commands.next().data)
+    wait_until(
+        lambda: "twist refused, holding still: non-finite" in arm_graph["arm_bridge"].output, 5.0, "log"
+    )
+
+
+def test_workspace_box_stops_the_end_effector_at_its_top(arm: Arm) -> None:
+    top = home_z() + BOX_MARGIN
+    start = arm.ee_z()
+    arm.stream((0.0, 0.0, 0.25), 40)  # 1.6 s at full speed: 0.4 m if nothing clipped it
+    end = arm.ee_z()
+    assert end > start + 0.5 * (top - start)  # it did move up: the check below can fail
+    assert end <= top + 2e-3
+    arm.stream((0.0, 0.0, -0.1), 10)  # and back down is allowed
+    assert arm.ee_z() < end - 0.01
+
+
+def test_estop_halts_latches_blocks_subgoals_and_resets(arm: Arm, arm_graph, test_node) -> None:
+    stream = threading.Thread(target=arm.stream, args=((0.0, 0.1, 0.0), 150))  # 6 s of twists
+    stream.start()
+    try:
+        wait_until(arm.moving, DISCOVERY_S, "the arm to move")
+        arm.estop_pub.publish(Bool(data=True))
+        wait_until(
+            lambda: arm.estop_state.latest is not None and arm.estop_state.latest.data, 5.0, "the latch"
+        )
+        # Twists keep coming, yet the bridge commands zero and the arm stands.
+        wait_until(lambda: not arm.moving(), 5.0, "the arm to stop")
+        assert not np.any(arm.commands.next().data) and not arm.moving()
+    finally:
+        stream.join()
+    late = Watch(test_node, Bool, f"/{NS}/estop_state", latched_qos())  # a late joiner sees the latch
+    wait_until(lambda: late.latest is not None and late.latest.data, DISCOVERY_S, "the latched state")
+
+    call = ActionCall(test_node, ExecuteSubgoal, f"/{NS}/execute_subgoal", subgoal("reach", "red_block"))
+    status, result = call.result(DISCOVERY_S)
+    assert status == GoalStatus.STATUS_ABORTED and "emergency stop latched" in result.message
+    call = ActionCall(test_node, RunTask, f"/{NS}/run_task", RunTask.Goal(task="reach", reset=True))
+    status, result = call.result(DISCOVERY_S)
+    assert status == GoalStatus.STATUS_ABORTED and result.subgoals_executed == 0
+    assert "emergency stop latched" in result.message and "reset_estop" in result.message
+
+    response = arm.reset_estop()
+    assert not response.success and "still asserted" in response.message
+    arm.estop_pub.publish(Bool(data=False))
+    wait_until(lambda: "emergency stop released" in arm_graph["arm_bridge"].output, 5.0, "the release")
+    assert arm.estop_state.latest.data  # released is not reset
+    response = arm.reset_estop()
+    assert response.success, response.message
+    wait_until(lambda: not arm.estop_state.latest.data, 5.0, "the latch to clear")
+    arm.stream((0.0, 0.1, 0.0), 10)
+    assert arm.moving()
+    call = ActionCall(test_node, RunTask, f"/{NS}/run_task", RunTask.Goal(task="reach", reset=True, seed=1))
+    status, result = call.result(TASK_TIMEOUT_S)
+    assert status == GoalStatus.STATUS_SUCCEEDED, result.message
+
+
+def test_joint_states_that_disagree_with_the_model_are_refused(ros_env, test_node) -> None:
+    bridge = start("arm_bridge", ros_env, "mismatch", "joint_states_topic:=joint_states")
+    try:
+        pub = test_node.create_publisher(JointState, "/mismatch/joint_states", 10)
+        scenes = Watch(test_node, SceneState, "/mismatch/scene_state")
+        wait_until(lambda: pub.get_subscription_count() > 0, DISCOVERY_S, "the bridge's joint_states")
+        ur = [
+            "shoulder_pan_joint",
+            "shoulder_lift_joint",
+            "elbow_joint",
+            "wrist_1_joint",
+            "wrist_2_joint",
+            "wrist_3_joint",
+        ]
+        msg = JointState(name=ur, position=[0.0] * 6)
+        wait_until(
+            lambda: pub.publish(msg) or "joint state refused" in bridge.output, DISCOVERY_S, "the error"
+        )
+        assert "lacks joint(s) joint1" in bridge.output and "arm_joints" in bridge.output
+        assert scenes.count == 0  # no scene from a joint state it cannot read
+    finally:
+        assert bridge.stop(timeout=20) == 0, bridge.output
+
+
+def test_arm_joints_not_in_the_model_are_a_configuration_error(ros_env) -> None:
+    bridge = start("arm_bridge", ros_env, "bad_config", "arm_joints:=[a, b]")
+    assert bridge.wait(timeout=60) == 2
+    assert "error: arm_joints a, b not in the model; its joints: joint1" in bridge.output
