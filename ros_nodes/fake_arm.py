@@ -121,8 +121,9 @@ class FakeArmNode(Node):
 
     def _tick(self) -> None:
         now = time.monotonic()
-        period = 1.0 / self.rate_hz
-        dt = min(max(now - self._last_tick, 1e-4), 2 * period)  # real time, bounded after a stall
+        # The time that really passed, as a physical arm keeps moving when its loop runs late; bounded by the
+        # command timeout, beyond which a command would have been dropped anyway.
+        dt = min(max(now - self._last_tick, 1e-4), self.arm.limits.command_timeout_s)
         self._last_tick = now
         if self.interface.message == "TwistStamped":
             self._servo()

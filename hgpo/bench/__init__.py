@@ -10,6 +10,10 @@ BENCHMARKS: Commands = {
         "hgpo.bench.graph:main",
         "the launched ROS graph: topic rates, jitter, real-time factor, task time",
     ),
+    "arm": (
+        "hgpo.bench.arm:main",
+        "the real-arm graph on fake hardware: command latency, 50 vs 500 Hz arm, e-stop to standstill",
+    ),
 }
 
 
