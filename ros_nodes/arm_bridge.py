@@ -113,7 +113,8 @@ class ArmBridge(Node):
         self.estop_state_pub = self.create_publisher(Bool, ESTOP_STATE_TOPIC, latched_qos())
         self.create_subscription(TwistStamped, "cmd_twist", self._on_twist, 10, callback_group=group)
         self.create_subscription(Float64, "gripper_cmd", self._on_gripper, 10, callback_group=group)
-        self.create_subscription(JointState, joint_states_topic, self._on_joints, 10, callback_group=group)
+        # Depth 1 for the arm's state: the latest joint state is the arm; older ones read late would be lag.
+        self.create_subscription(JointState, joint_states_topic, self._on_joints, 1, callback_group=group)
         self.create_subscription(
             ObjectStateArray, perception_topic, self._on_objects, 10, callback_group=group
         )

@@ -70,11 +70,13 @@ class FakeArmNode(Node):
         self.joint_pub = self.create_publisher(JointState, joint_states_topic, 10)
         self.objects_pub = self.create_publisher(ObjectStateArray, perception_topic, 10)
         topic = command_topic or self.interface.default_topic
+        # Depth 1: only the latest command counts (ros2_control's forward controllers keep one in a realtime
+        # buffer); a queue of old ones, read late by a loaded loop, would each look fresh and keep it moving.
         if self.interface.message == "TwistStamped":
-            self.create_subscription(TwistStamped, topic, self._on_twist, 10)
+            self.create_subscription(TwistStamped, topic, self._on_twist, 1)
         else:
-            self.create_subscription(Float64MultiArray, topic, self._on_joint_command, 10)
-        self.create_subscription(Float64, gripper_topic, self._on_gripper, 10)
+            self.create_subscription(Float64MultiArray, topic, self._on_joint_command, 1)
+        self.create_subscription(Float64, gripper_topic, self._on_gripper, 1)
         self.create_service(ResetScene, "~/reset_world", self._on_reset)
         self.create_timer(1.0 / self.rate_hz, self._tick)
         self.create_timer(1.0 / perception_rate_hz, self._publish_objects)

@@ -80,8 +80,14 @@ class Observer:
         self.reset_scene: Any = self.node.create_client(ResetScene, "reset_scene")
         self._executor = SingleThreadedExecutor()
         self._executor.add_node(self.node)
-        self._spinner = threading.Thread(target=self._executor.spin, daemon=True)
+        self._closing = threading.Event()
+        self._spinner = threading.Thread(target=self._spin, daemon=True)
         self._spinner.start()
+
+    def _spin(self) -> None:
+        # Spin until told to stop, so that shutting the executor down never races a spin in progress.
+        while not self._closing.is_set():
+            self._executor.spin_once(timeout_sec=0.05)
 
     @staticmethod
     def _stamp(msg: Any) -> float:
@@ -181,8 +187,9 @@ class Observer:
         self.wait("the latch to clear", lambda: not self.estop_latched)
 
     def close(self) -> None:
-        self._executor.shutdown()
+        self._closing.set()
         self._spinner.join(timeout=5)
+        self._executor.shutdown()
         self.node.destroy_node()
         self._rclpy.try_shutdown()
 

@@ -113,6 +113,17 @@ class Watch:
         wait_until(lambda: self.count > start, DISCOVERY_S, f"a message on {self.sub.topic_name}")
         return self.latest
 
+    def since(self, node):
+        """The first message stamped from now on: never one that waited in a queue of a loaded machine."""
+        now = node.get_clock().now().nanoseconds
+
+        def fresh() -> bool:
+            stamp = self.latest.header.stamp if self.latest is not None else None
+            return stamp is not None and stamp.sec * 10**9 + stamp.nanosec >= now
+
+        wait_until(fresh, DISCOVERY_S, f"a fresh message on {self.sub.topic_name}")
+        return self.latest
+
 
 class Arm:
     """The test's side of the graph: twists in; bridge commands, joint states, scenes, e-stop state out."""
@@ -140,11 +151,31 @@ class Arm:
             self.twist_pub.publish(msg)
             tick.wait(0.04)
 
-    def moving(self) -> bool:
-        return bool(np.any(np.abs(self.joints.next().velocity[:7]) > 1e-6))
+    def moves_under(self, linear: tuple[float, float, float], n: int) -> None:
+        """Stream n twists and wait, meanwhile, for the bridge's commands and the arm to move."""
+        stream = threading.Thread(target=self.stream, args=(linear, n))
+        stream.start()
+        try:
+            wait_until(
+                lambda: self.commands.latest is not None and np.any(self.commands.next().data),
+                DISCOVERY_S,
+                "a non-zero command from the bridge",
+            )
+            wait_until(self.moving, DISCOVERY_S, "the arm to move")
+        finally:
+            stream.join()
 
-    def ee_z(self) -> float:
-        return float(self.scene.next().ee_pose.position.z)
+    def moving(self) -> bool:
+        return bool(np.any(np.abs(self.joints.since(self.node).velocity[:7]) > 1e-6))
+
+    def stand(self) -> None:
+        wait_until(lambda: not self.moving(), 10.0, "the arm to stand still")
+
+    def ee(self) -> np.ndarray:
+        """Where the end effector stands now (after the arm stopped)."""
+        self.stand()
+        p = self.scene.since(self.node).ee_pose.position
+        return np.array([p.x, p.y, p.z])
 
     def reset_estop(self) -> Trigger.Response:
         assert self.reset_client.wait_for_service(timeout_sec=DISCOVERY_S), "reset_estop never appeared"
@@ -157,8 +188,7 @@ def arm(arm_graph, test_node) -> Arm:
 
 
 def test_twists_move_the_arm_and_stale_ones_stop_it(arm: Arm, arm_graph) -> None:
-    arm.stream((0.1, 0.0, 0.0), 10)
-    assert np.any(arm.commands.latest.data) and arm.moving()
+    arm.moves_under((0.1, 0.0, 0.0), 10)
     # No more twists: within command_timeout_s (0.1 s) the bridge commands zero and the arm stands.
     wait_until(lambda: not np.any(arm.commands.next().data), 5.0, "the bridge to command a stop")
     wait_until(lambda: not arm.moving(), 5.0, "the arm to stand still")
@@ -166,9 +196,12 @@ def test_twists_move_the_arm_and_stale_ones_stop_it(arm: Arm, arm_graph) -> None
 
 
 def test_non_finite_twist_is_refused(arm: Arm, arm_graph) -> None:
-    arm.stream((0.1, 0.0, 0.0), 5)
+    arm.moves_under((0.1, 0.0, 0.0), 5)
+    start = arm.ee()
     arm.stream((float("nan"), 0.0, 0.0), 5)
-    assert not np.any(arm.commands.next().data)
+    sent = arm.commands.next().data
+    assert np.all(np.isfinite(sent)) and not np.any(sent)  # nothing non-finite reaches the arm
+    assert np.linalg.norm(arm.ee() - start) < 1e-4
     wait_until(
         lambda: "twist refused, holding still: non-finite" in arm_graph["arm_bridge"].output, 5.0, "log"
     )
@@ -176,13 +209,22 @@ def test_non_finite_twist_is_refused(arm: Arm, arm_graph) -> None:
 
 def test_workspace_box_stops_the_end_effector_at_its_top(arm: Arm) -> None:
     top = home_z() + BOX_MARGIN
-    start = arm.ee_z()
+    start = arm.ee()[2]
     arm.stream((0.0, 0.0, 0.25), 40)  # 1.6 s at full speed: 0.4 m if nothing clipped it
-    end = arm.ee_z()
+    end = arm.ee()[2]
     assert end > start + 0.5 * (top - start)  # it did move up: the check below can fail
     assert end <= top + 2e-3
     arm.stream((0.0, 0.0, -0.1), 10)  # and back down is allowed
-    assert arm.ee_z() < end - 0.01
+    assert arm.ee()[2] < end - 0.01
+
+
+def test_too_fast_twists_are_scaled_to_the_speed_limit(arm: Arm, arm_graph) -> None:
+    start = arm.ee()
+    arm.stream((0.0, 2.0, 0.0), 10)  # 0.4 s at 2 m/s: 0.8 m if nothing limited it
+    moved = arm.ee()[1] - start[1]
+    # max_linear_speed 0.25 m/s for the stream and the command timeout after it. (On a loaded machine some
+    # twists may arrive older than the timeout and be refused: the arm then moves less, never more.)
+    assert 0.005 < moved <= 0.25 * (0.4 + 0.1) + 0.01, arm_graph["arm_bridge"].output[-2000:]
 
 
 def test_estop_halts_latches_blocks_subgoals_and_resets(arm: Arm, arm_graph, test_node) -> None:
@@ -218,11 +260,23 @@ def test_estop_halts_latches_blocks_subgoals_and_resets(arm: Arm, arm_graph, tes
     response = arm.reset_estop()
     assert response.success, response.message
     wait_until(lambda: not arm.estop_state.latest.data, 5.0, "the latch to clear")
-    arm.stream((0.0, 0.1, 0.0), 10)
-    assert arm.moving()
+    arm.moves_under((0.0, 0.1, 0.0), 10)
     call = ActionCall(test_node, RunTask, f"/{NS}/run_task", RunTask.Goal(task="reach", reset=True, seed=1))
     status, result = call.result(TASK_TIMEOUT_S)
     assert status == GoalStatus.STATUS_SUCCEEDED, result.message
+
+
+def test_estop_asserted_before_the_bridge_starts_latches_it(ros_env, test_node) -> None:
+    """Transient-local durability: a stop pressed while the bridge was down still reaches it."""
+    estop = test_node.create_publisher(Bool, "/early/estop", latched_qos())
+    estop.publish(Bool(data=True))
+    state = Watch(test_node, Bool, "/early/estop_state", latched_qos())
+    bridge = start("arm_bridge", ros_env, "early")
+    try:
+        wait_until(lambda: state.latest is not None and state.latest.data, DISCOVERY_S, "the bridge to latch")
+    finally:
+        assert bridge.stop(timeout=20) == 0, bridge.output
+    assert "EMERGENCY STOP latched" in bridge.output
 
 
 def test_joint_states_that_disagree_with_the_model_are_refused(ros_env, test_node) -> None:
