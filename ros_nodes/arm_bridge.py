@@ -43,6 +43,7 @@ class ArmReading:
     q: np.ndarray
     fingers: np.ndarray | None
     received: float  # monotonic
+    stamp_ns: int  # the joint state's header stamp
 
 
 class ArmBridge(Node):
@@ -66,6 +67,8 @@ class ArmBridge(Node):
             "perception_timeout_s", 1.0, "warn when perception has been silent this long (s)"
         )
         self.task = p("task", "reach", "task a reset_scene without a task name sets up")
+        self._joint_states_topic = self.resolve_topic_name(joint_states_topic)
+        self._perception_topic = self.resolve_topic_name(perception_topic)
         self.world_reset_service = p(
             "world_reset_service", "", "ResetScene service that resets the world (fake hardware); empty: none"
         )
@@ -83,6 +86,11 @@ class ArmBridge(Node):
             command_timeout_s=p.positive(
                 "command_timeout_s", d.command_timeout_s, "stop when the last twist is older than this (s)"
             ),
+            workspace_lookahead_s=p.positive(
+                "workspace_lookahead_s",
+                d.workspace_lookahead_s,
+                "slow near the box's faces (s to reach them)",
+            ),
             max_gripper_width=p.positive("max_gripper_width", d.max_gripper_width, "widest opening (m)"),
         )
         description = arm_description(self)
@@ -96,6 +104,7 @@ class ArmBridge(Node):
         self._objects: tuple[ObjectStateArray, float] | None = None
         self._width: float | None = None  # last gripper width sent
         self._halt: Halt | None = Halt.NO_COMMAND
+        self._sent_linear = np.zeros(3)  # the end-effector velocity last commanded
         self._fresh = threading.Condition()
         self._kinematics_lock = threading.Lock()  # the reset service computes scenes on another thread
 
@@ -176,7 +185,8 @@ class ArmBridge(Node):
             return
         self._joint_error = None
         with self._fresh:
-            self._arm = ArmReading(q, fingers, time.monotonic())
+            stamp_ns = msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec
+            self._arm = ArmReading(q, fingers, time.monotonic(), stamp_ns)
             self._fresh.notify_all()
 
     def _on_objects(self, msg: ObjectStateArray) -> None:
@@ -230,6 +240,7 @@ class ArmBridge(Node):
             self.kinematics.set_positions(arm.q, arm.fingers)
         if halt is not None:
             self.kinematics.hold_here()
+            self._sent_linear = np.zeros(3)
             if self.interface.message == "TwistStamped":
                 self._send_twist(Twist.zero())
             elif self.interface.name == "forward_velocity":
@@ -239,7 +250,10 @@ class ArmBridge(Node):
             return
         assert arm is not None
         ee_position, _ = self.kinematics.ee_pose()
-        twist = self.gate.twist(now, ee_position)
+        # Where the end effector is now, not when the joint state was taken: it kept the last velocity since.
+        age_s = max(0.0, (self.get_clock().now().nanoseconds - arm.stamp_ns) * 1e-9) if arm.stamp_ns else 0.0
+        twist = self.gate.twist(now, ee_position + self._sent_linear * min(age_s, self.joint_state_timeout_s))
+        self._sent_linear = twist.linear
         if self.interface.message == "TwistStamped":
             self._send_twist(twist)
         else:
@@ -315,6 +329,10 @@ class ArmBridge(Node):
         if name not in TASKS:
             response.message = f"unknown task {name!r}; known: {', '.join(sorted(TASKS))}"
             return response
+        if self.gate.estop_latched:
+            reset = self.resolve_service_name(RESET_ESTOP_SERVICE)
+            response.message = f"emergency stop latched: release it and call {reset} before a reset"
+            return response
         started = time.monotonic()
         if self.world_reset is not None:
             try:
@@ -337,7 +355,10 @@ class ArmBridge(Node):
                 "the real world is not reset: the task refers to the objects perception reports"
             )
         if not self._wait_fresh(started):
-            response.message = f"no joint state (or objects) within {self.reset_timeout_s} s after the reset"
+            response.message = (
+                f"no joint state on {self._joint_states_topic} (or objects on {self._perception_topic}) "
+                f"within {self.reset_timeout_s} s: is the arm's driver up? (else use_fake_hardware:=true)"
+            )
             return response
         response.success = True
         response.instruction = make_task(name, seed=request.seed).instruction
