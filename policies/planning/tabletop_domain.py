@@ -1,5 +1,9 @@
 """The MuJoCo tabletop as a planning domain: the skill vocabulary of `sim.tabletop.skills`, the scene as
-text (objects, what rests on what, what the gripper holds) and every well-typed subgoal in the scene."""
+text and every well-typed subgoal in the scene.
+
+The scene text names each object, its category and what it rests on, and what the gripper holds: the
+relations a plan depends on. Coordinates are left out: grounding turns names into positions, and a small
+model reads a shorter prompt faster and better."""
 
 from __future__ import annotations
 
@@ -39,9 +43,8 @@ class TabletopDomain:
     def render_observation(self, observation: SceneState) -> str:
         lines = []
         for name, obj in observation.objects.items():
-            x, y, z = (round(float(v), 2) for v in obj.position)
-            where = "" if obj.category == "plate" else f", {_support(observation, name)}"
-            lines.append(f"- {name} ({obj.category}) at x={x:.2f} y={y:.2f} z={z:.2f}{where}")
+            where = "" if obj.category == "plate" else f": {_support(observation, name)}"
+            lines.append(f"- {name} ({obj.category}){where}")
         holding = [name for name in observation.names("block") if held(observation, name)]
         lines.append(f"- gripper: {'holding ' + holding[0] if holding else 'empty'}")
         return "\n".join(lines)

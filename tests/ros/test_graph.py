@@ -27,8 +27,8 @@ TASK_TIMEOUT_S = 180.0
 
 @pytest.fixture(scope="module")
 def graph(ros_env: dict[str, str]) -> Iterator[Launched]:
-    """The sim graph without run_task: tests drive it over DDS."""
-    launched = Launched(["sim", "run_task:=false"], ros_env)
+    """The sim graph without run_task and with the expert planner: tests drive it over DDS."""
+    launched = Launched(["sim", "run_task:=false", "planner:=expert"], ros_env)
     yield launched
     assert launched.stop(timeout=20) == 0, launched.output
 
