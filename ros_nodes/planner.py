@@ -40,6 +40,7 @@ class TaskCanceledError(Exception):
 class Planner(Node):
     def __init__(self) -> None:
         super().__init__("planner")
+        self.decision_log: DecisionLog | None = None  # rclpy destroys a node that failed to start, too
         p = Parameters(self)
         planner = p("planner", "expert", "planner backend")
         self.loop_config = LoopConfig(
@@ -105,7 +106,8 @@ class Planner(Node):
         return log_root / f"hgpo_planner_{time.strftime('%Y%m%d-%H%M%S')}_{os.getpid()}" / "decisions.jsonl"
 
     def destroy_node(self) -> None:
-        self.decision_log.close()
+        if self.decision_log is not None:
+            self.decision_log.close()
         super().destroy_node()
 
     def _on_scene(self, msg: SceneStateMsg) -> None:

@@ -228,7 +228,7 @@ def test_planner_reports_a_missing_controller(start_node, test_node) -> None:
 
 
 def test_make_sim_runs_the_task_and_exits_zero(launch) -> None:
-    launched = launch("sim", "task:=pick_place", "seed:=4")
+    launched = launch("sim", "planner:=expert", "task:=pick_place", "seed:=4")
     assert launched.wait(timeout=TASK_TIMEOUT_S) == 0, launched.output
     assert "SUCCESS" in launched.output
 
