@@ -22,6 +22,10 @@ COMMANDS: Commands = {
         "run one tabletop task in-process, without ROS (--render for a video)",
     ),
     "bench": ("hgpo.bench:main", "benchmarks: print a table and write JSON"),
+    "eval-planner": (
+        "hgpo.eval_planner:main",
+        "a planner (llm or expert) on the tabletop tasks in-process: success, invalid outputs, latency",
+    ),
 }
 
 
