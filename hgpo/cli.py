@@ -22,6 +22,7 @@ COMMANDS: Commands = {
         "run one tabletop task in-process, without ROS (--render for a video)",
     ),
     "bench": ("hgpo.bench:main", "benchmarks: print a table and write JSON"),
+    "alfworld": ("hgpo.alfworld:main", "ALFWorld: make-games, eval (success per task type), demos"),
 }
 
 

@@ -10,6 +10,7 @@ BENCHMARKS: Commands = {
         "hgpo.bench.graph:main",
         "the launched ROS graph: topic rates, jitter, real-time factor, task time",
     ),
+    "alfworld": ("hgpo.bench.alfworld:main", "ALFWorld commands/s, resets, expert success and episode time"),
 }
 
 
