@@ -13,7 +13,7 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 
 stamp="$VENV/.hgpo-requirements"
-digest=$(cat requirements.txt pyproject.toml | sha256sum | cut -d' ' -f1)
+digest=$(cat requirements.txt requirements-nodeps.txt pyproject.toml | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$digest" ]; then
   echo "setup: installing pinned requirements (a few minutes on a fresh machine)"
   # The machine's pip config lists local mirrors that may be absent: drop those warnings only.
@@ -21,9 +21,12 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$digest" ]; then
   pip_quiet install -q -r requirements.txt
   pip_quiet install -q --no-deps --no-build-isolation -e .
   "$VENV/bin/python" -m pip check >/dev/null 2>&1 || "$VENV/bin/python" -m pip check
+  # after the check, which would report their unmet (and unwanted) dependencies
+  pip_quiet install -q --no-deps -r requirements-nodeps.txt
   echo "$digest" > "$stamp"
 else
   echo "setup: requirements up to date"
 fi
 
 "$VENV/bin/python" tools/build_ros_workspace.py
+"$VENV/bin/python" tools/convert_model.py

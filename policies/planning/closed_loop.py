@@ -3,11 +3,15 @@ in-process evaluation (only `observe` and `execute` differ)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
-from policies.planning.planner import Planner, PlannerError, PlanningContext, StepRecord
-from sim.tabletop import SceneState, Subgoal, Task
+from policies.planning.decisions import Decision, DecisionLog
+from policies.planning.parsing import format_subgoal
+from policies.planning.planner import ObsT, Planner, PlannerError, PlanningContext, StepRecord, TaskGoal
+from sim.tabletop import Subgoal
 
 
 @dataclass(frozen=True)
@@ -21,6 +25,7 @@ class TaskOutcome:
     success: bool
     message: str
     history: list[StepRecord] = field(default_factory=list)
+    decisions: list[Decision] = field(default_factory=list)  # every planner call, with its result
 
     @property
     def subgoals_executed(self) -> int:
@@ -50,40 +55,75 @@ def _repeated_failures(history: list[StepRecord], subgoal: Subgoal) -> int:
 def run_closed_loop(
     planner: Planner,
     instruction: str,
-    observe: Callable[[], SceneState],
+    observe: Callable[[], ObsT],
     execute: Callable[[Subgoal], StepRecord],
-    task: Task | None = None,
+    task: TaskGoal[ObsT] | None = None,
     config: LoopConfig | None = None,
     on_event: EventHook | None = None,
+    log: DecisionLog | None = None,
+    meta: dict[str, Any] | None = None,
 ) -> TaskOutcome:
-    """Replan after every result until the planner says done, the task succeeds, a loop or the limit."""
+    """Replan after every result until the planner says done, the task succeeds, a loop or the limit.
+
+    Every planner call becomes a `Decision` (in the outcome, and appended to `log` when given, with
+    `meta` such as the task and seed) once its result is known.
+    """
     config = config or LoopConfig()
     if not instruction.strip():
         return TaskOutcome(False, "empty instruction: say what the robot should do")
     history: list[StepRecord] = []
+    decisions: list[Decision] = []
+
+    def finish(success: bool, message: str, decision: Decision | None = None) -> TaskOutcome:
+        if decision is not None:
+            decision.stop = message
+            record(decision)
+        return TaskOutcome(success, message, history, decisions)
+
+    def record(decision: Decision) -> None:
+        decisions.append(decision)
+        if log is not None:
+            log.write(decision)
+
     while True:
         state = observe()
         if task is not None and task.success(state):
-            return TaskOutcome(True, f"task done after {len(history)} subgoals", history)
+            return finish(True, f"task done after {len(history)} subgoals")
         if len(history) >= config.max_subgoals:
-            return TaskOutcome(False, f"gave up after the subgoal limit ({config.max_subgoals})", history)
+            return finish(False, f"gave up after the subgoal limit ({config.max_subgoals})")
+        started = time.perf_counter()
         try:
             subgoal = planner.next_subgoal(PlanningContext(instruction, state, tuple(history), task))
+            error = ""
         except PlannerError as err:
-            return TaskOutcome(False, f"planner {planner.name!r} failed: {err}", history)
+            subgoal, error = None, f"planner {planner.name!r} failed: {err}"
+        decision = Decision(
+            step=len(history),
+            planner=planner.name,
+            instruction=instruction,
+            subgoal=None if error else format_subgoal(subgoal),
+            latency_ms=1000 * (time.perf_counter() - started),
+            trace=planner.last_trace,
+            meta=dict(meta or {}),
+        )
+        if error:
+            return finish(False, error, decision)
         if subgoal is None:
             if task is None or task.success(state):
-                return TaskOutcome(True, f"planner said done after {len(history)} subgoals", history)
-            return TaskOutcome(False, "planner said done but the task is not achieved", history)
+                return finish(True, f"planner said done after {len(history)} subgoals", decision)
+            return finish(False, "planner said done but the task is not achieved", decision)
         if _repeated_failures(history, subgoal) >= config.max_repeated_failures:
-            return TaskOutcome(
+            return finish(
                 False,
-                f"loop detected: {subgoal} failed {config.max_repeated_failures} times in a row",
-                history,
+                f"loop detected: {subgoal} failed {config.max_repeated_failures} times in a row "
+                f"(last: {history[-1].message})",
+                decision,
             )
         if on_event:
             on_event(len(history), subgoal, None)
-        record = execute(subgoal)
-        history.append(record)
+        step = execute(subgoal)
+        history.append(step)
+        decision.result = {"success": step.success, "message": step.message}
+        record(decision)
         if on_event:
-            on_event(len(history) - 1, subgoal, record)
+            on_event(len(history) - 1, subgoal, step)

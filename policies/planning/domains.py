@@ -1,0 +1,24 @@
+"""Planning domains by exact name: the worlds an LLM planner can plan in (see domain.py for the contract).
+
+To add a world, implement `PlanningDomain` for its observation type in a module of its own and add one
+line here; its prompt templates go to policies/planning/prompts/<domain.prompt>.{system,user}.txt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from policies.planning.domain import PlanningDomain
+from policies.planning.tabletop_domain import TabletopDomain
+
+DOMAINS: Mapping[str, Callable[[], PlanningDomain[Any]]] = {
+    "tabletop": TabletopDomain,
+}
+
+
+def make_domain(name: str) -> PlanningDomain[Any]:
+    """The registered domain `name`; an unknown name raises ValueError listing the known ones."""
+    if name not in DOMAINS:
+        raise ValueError(f"unknown planning domain {name!r}; known: {', '.join(sorted(DOMAINS))}")
+    return DOMAINS[name]()

@@ -1,0 +1,88 @@
+"""The LLM planner: prompt from the domain's templates, one answer from a language model (constrained to the
+valid subgoals where the backend can), parsed and validated; an invalid answer is re-asked with the reason a
+bounded number of times, then the step fails with a PlannerError that says what the model said and why it
+was refused."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from policies.planning.backends import LanguageModel, ModelError, load_model
+from policies.planning.decisions import Attempt, DecisionTrace
+from policies.planning.domain import PlanningDomain
+from policies.planning.domains import make_domain
+from policies.planning.llm_config import LLMConfig
+from policies.planning.parsing import DONE, format_subgoal, validate_output
+from policies.planning.planner import PlannerError, PlanningContext
+from policies.planning.prompting import PromptBuilder
+from sim.tabletop import Subgoal
+
+
+class LLMPlanner:
+    """Plans with a language model over a planning domain; `last_trace` records the last decision."""
+
+    name = "llm"
+
+    def __init__(self, domain: PlanningDomain[Any], model: LanguageModel, config: LLMConfig) -> None:
+        self.domain = domain
+        self.model = model
+        self.config = config
+        self.prompts = PromptBuilder.for_domain(domain, config.history_k)
+        self.last_trace: DecisionTrace | None = None
+
+    @classmethod
+    def from_config(cls, config: LLMConfig) -> LLMPlanner:
+        """Load the domain and the model once (ModelError or ValueError saying what to do if they fail)."""
+        return cls(make_domain(config.domain), load_model(config), config)
+
+    @property
+    def constrained(self) -> bool:
+        return self.config.constrained and self.model.constrains
+
+    def next_subgoal(self, context: PlanningContext[Any]) -> Subgoal | None:
+        observation = context.state
+        valid = self.domain.valid_subgoals(observation)
+        choices = [format_subgoal(subgoal) for subgoal in valid] + [DONE]
+        messages = self.prompts.messages(self.domain, context.instruction, observation, context.history)
+        attempts: list[Attempt] = []
+        check = None
+        try:
+            for _ in range(self.config.max_reasks + 1):
+                started = time.perf_counter()
+                completion = self.model.complete(messages, choices if self.constrained else None)
+                latency_ms = 1000 * (time.perf_counter() - started)
+                check = validate_output(
+                    completion.text, valid, lambda sg: self.domain.explain_invalid(sg, observation)
+                )
+                attempts.append(
+                    Attempt(
+                        tuple(messages),
+                        completion.prompt_text,
+                        completion.text,
+                        check.valid,
+                        check.error,
+                        latency_ms,
+                    )
+                )
+                if check.valid:
+                    break
+                messages = self.prompts.reask_messages(messages, completion.text, check.error)
+        except ModelError as err:
+            raise PlannerError(f"model {self.model.description} failed: {err}") from err
+        finally:
+            self.last_trace = DecisionTrace(
+                model=self.model.description,
+                domain=self.domain.name,
+                observation=self.domain.render_observation(observation),
+                valid_subgoals=tuple(choices),
+                constrained=self.constrained,
+                attempts=tuple(attempts),
+            )
+        assert check is not None
+        if not check.valid:
+            raise PlannerError(
+                f"no valid subgoal in {len(attempts)} answers; the last, {attempts[-1].output[:120]!r}, "
+                f"was refused: {check.error}"
+            )
+        return check.subgoal

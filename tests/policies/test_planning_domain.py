@@ -1,0 +1,87 @@
+"""The tabletop planning domain: vocabulary, observation text, the valid set and the trie over it."""
+
+from __future__ import annotations
+
+import pytest
+
+from policies.planning.constraint import TokenTrie
+from policies.planning.domains import DOMAINS, make_domain
+from policies.planning.parsing import is_well_formed
+from policies.planning.tabletop_domain import TabletopDomain
+from sim.tabletop import SKILLS, Subgoal, TabletopWorld, check_subgoal, make_task
+
+
+@pytest.fixture(scope="module")
+def world() -> TabletopWorld:
+    return TabletopWorld()
+
+
+def test_valid_set_is_exactly_what_check_subgoal_accepts(world: TabletopWorld) -> None:
+    state = world.reset(make_task("sort", 3))
+    domain = TabletopDomain()
+    valid = domain.valid_subgoals(state)
+    assert len(valid) == len(set(valid)) and all(is_well_formed(sg) for sg in valid)
+    names = list(state.objects)
+    candidates = {
+        Subgoal(skill, args)
+        for skill in SKILLS
+        for args in [(a,) for a in names] + [(a, b) for a in names for b in names]
+    }
+    accepted = set()
+    for subgoal in candidates:
+        try:
+            check_subgoal(subgoal, state)
+            accepted.add(subgoal)
+        except ValueError:
+            pass
+    assert set(valid) == accepted
+    # 4 blocks, 2 plates: reach 6, pick 4, place 4*5, push 4*2
+    assert len(valid) == 6 + 4 + 20 + 8
+
+
+def test_render_observation_and_vocabulary(world: TabletopWorld) -> None:
+    state = world.reset(make_task("stack", 0))
+    domain = make_domain("tabletop")
+    text = domain.render_observation(state)
+    for name, obj in state.objects.items():
+        assert f"- {name} ({obj.category}) at x=" in text
+    assert "on the table" in text and text.endswith("- gripper: empty")
+    signatures = [spec.signature for spec in domain.skills()]
+    assert "place(obj: block, target: plate|block)" in signatures and len(signatures) == len(SKILLS)
+
+
+def test_explain_invalid(world: TabletopWorld) -> None:
+    state = world.reset(make_task("stack", 0))
+    domain = TabletopDomain()
+    assert "unknown object 'purple_block'" in domain.explain_invalid(
+        Subgoal("pick", ("purple_block",)), state
+    )
+    assert "must be a block" in domain.explain_invalid(Subgoal("pick", ("left_plate",)), state)
+    assert "unknown skill 'fly'" in domain.explain_invalid(Subgoal("fly", ()), state)
+
+
+def test_unknown_domain_lists_known() -> None:
+    with pytest.raises(ValueError, match="known: " + ", ".join(sorted(DOMAINS))):
+        make_domain("kitchen")
+
+
+def test_trie_allows_only_valid_continuations() -> None:
+    trie = TokenTrie([[1, 2], [1, 3, 4], [5]], end_token=0)
+    assert sorted(trie.allowed([])) == [1, 5]
+    assert sorted(trie.allowed([1])) == [2, 3]
+    assert trie.allowed([1, 2]) == [0] and trie.allowed([1, 2, 0]) == []
+    assert trie.depth == 4
+    with pytest.raises(ValueError, match="leaves the trie"):
+        trie.allowed([2])
+
+
+def test_trie_prefix_of_another_allows_end_and_more() -> None:
+    trie = TokenTrie([[1], [1, 2]], end_token=0)
+    assert sorted(trie.allowed([1])) == [0, 2]
+
+
+def test_trie_refuses_empty() -> None:
+    with pytest.raises(ValueError, match="no valid continuations"):
+        TokenTrie([], end_token=0)
+    with pytest.raises(ValueError, match="cannot be empty"):
+        TokenTrie([[]], end_token=0)
