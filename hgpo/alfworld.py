@@ -161,7 +161,7 @@ def demos_main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="hgpo alfworld demos",
         description="Play every game with the expert planner and write one JSONL record per decision: "
-        "observation, history, admissible subgoals, the expert's subgoal and the planner prompt.",
+        "observation, history, admissible subgoals, the expert's subgoal and the LLM planner's messages.",
     )
     _games_argument(parser)
     parser.add_argument("--out", type=Path, required=True, help="JSONL file to write")
@@ -170,7 +170,11 @@ def demos_main(argv: list[str]) -> int:
 
     from policies.alfworld.episodes import demo_record, run_episode
     from policies.alfworld.planners import ExpertTextPlanner
+    from policies.planning.alfworld_domain import AlfworldDomain
+    from policies.planning.prompting import PromptBuilder
     from sim.alfworld import AlfworldTextEnv
+
+    prompts = PromptBuilder.for_domain(AlfworldDomain())
 
     games = _games(args, parser)
     env = AlfworldTextEnv(max_steps=args.max_steps, expert=True)
@@ -185,7 +189,7 @@ def demos_main(argv: list[str]) -> int:
 
                 def record(context, subgoal, game=game, lines=lines) -> None:  # type: ignore[no-untyped-def]
                     if subgoal is not None:
-                        lines.append(json.dumps(demo_record(game, context, subgoal)))
+                        lines.append(json.dumps(demo_record(game, context, subgoal, prompts)))
 
                 result = run_episode(env, game, planner, on_decision=record)
                 if result.won:  # only successful trajectories are demonstrations

@@ -21,8 +21,7 @@ from rclpy.client import Client
 from rclpy.node import Node
 
 from policies.alfworld.episodes import Observed, run_text_loop
-from policies.alfworld.planners import make_text_planner
-from policies.alfworld.prompt import TextStep
+from policies.alfworld.planners import TextStep, make_text_planner
 from ros_nodes.alfworld_bridge import LATCHED
 from ros_nodes.node_main import Parameters, log_outcome, run_node
 from ros_nodes.waiting import PeerTimeoutError, send_goal, wait_for
@@ -53,7 +52,9 @@ class AlfworldPlanner(Node):
         p = Parameters(self)
         name = p("planner", "expert", "ALFWorld planner backend")
         self.max_subgoals = p("max_subgoals", 50, "fail the task after this many subgoals")
-        self.peer_timeout_s = p.positive("peer_timeout_s", 10.0, "wait this long for the bridge (s)")
+        self.peer_timeout_s = p.positive(
+            "peer_timeout_s", 60.0, "wait this long for the bridge (s): resets take seconds"
+        )
         self.planner = make_text_planner(name)
         group = ReentrantCallbackGroup()
         self._cond = threading.Condition()

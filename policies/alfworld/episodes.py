@@ -8,8 +8,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from policies.alfworld.planners import TextPlanner, TextPlannerError, TextPlanningContext
-from policies.alfworld.prompt import TextStep, render_prompt
+from policies.alfworld.planners import (
+    TextPlanner,
+    TextPlannerError,
+    TextPlanningContext,
+    TextStep,
+    planning_context,
+)
+from policies.planning.alfworld_domain import AlfworldDomain
+from policies.planning.prompting import PromptBuilder
 from sim.alfworld import (
     GameEntry,
     TextEnv,
@@ -106,9 +113,14 @@ def run_episode(
     )
 
 
-def demo_record(game: GameEntry, context: TextPlanningContext, subgoal: TextSubgoal) -> dict[str, Any]:
-    """One behaviour-cloning record: what the planner saw and what the expert chose."""
+def demo_record(
+    game: GameEntry, context: TextPlanningContext, subgoal: TextSubgoal, prompts: PromptBuilder
+) -> dict[str, Any]:
+    """One behaviour-cloning record: what the planner saw, as raw fields and as the LLM planner's own chat
+    messages for the alfworld domain, and what the expert chose."""
     valid = admissible_subgoals(context.observation.admissible_commands)
+    planning = planning_context(context)
+    messages = prompts.messages(AlfworldDomain(), planning.instruction, planning.state, planning.history)
     return {
         "game": game.name,
         "task_type": game.task_type,
@@ -117,5 +129,5 @@ def demo_record(game: GameEntry, context: TextPlanningContext, subgoal: TextSubg
         "history": [[str(s.subgoal), s.feedback] for s in context.history],
         "admissible_subgoals": [str(s) for s in valid],
         "expert_subgoal": str(subgoal),
-        "prompt": render_prompt(context.observation.task, context.first_observation, context.history, valid),
+        "messages": [dict(m) for m in messages],
     }

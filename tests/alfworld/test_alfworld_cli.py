@@ -31,7 +31,8 @@ def test_demos_are_expert_decisions(game_set: Path, tmp_path: Path) -> None:
     for record in records:
         assert record["expert_subgoal"] in record["admissible_subgoals"]
         parse_subgoal(record["expert_subgoal"])
-        assert record["task"] in record["prompt"] and record["expert_subgoal"] in record["prompt"]
+        system, user = (m["content"] for m in record["messages"])
+        assert "go_to(" in system and record["task"] in user
     first = records[0]
     assert first["history"] == [] and "Your task is to" in first["observation"]
     assert records[1]["history"][0][0] == first["expert_subgoal"]

@@ -79,35 +79,37 @@ def _copy(game_set: Path, tmp_path: Path) -> Path:
     return root
 
 
-def test_missing_game_file_is_named(game_set: Path, tmp_path: Path) -> None:
+def test_missing_game_file_is_named(game_set: Path, tmp_path: Path, text_env: AlfworldTextEnv) -> None:
     root = _copy(game_set, tmp_path)
     victim = discover_games(root)[2].path
     victim.unlink()
     with pytest.raises(GameFileError, match=str(victim)):
         discover_games(root)
     with pytest.raises(GameFileError, match="does not exist"):
-        AlfworldTextEnv().reset(victim)
+        text_env.reset(victim)
 
 
 @pytest.mark.parametrize("content", ["{not json", '{"pddl_domain": "x"}', "[]"])
-def test_corrupt_game_file_is_named(game_set: Path, tmp_path: Path, content: str) -> None:
+def test_corrupt_game_file_is_named(
+    game_set: Path, tmp_path: Path, text_env: AlfworldTextEnv, content: str
+) -> None:
     root = _copy(game_set, tmp_path)
     victim = discover_games(root)[0].path
     victim.write_text(content)
     with pytest.raises(GameFileError, match=str(victim)):
         discover_games(root)
     with pytest.raises(GameFileError, match=str(victim)):
-        AlfworldTextEnv().reset(victim)
+        text_env.reset(victim)
 
 
-def test_broken_problem_is_named(game_set: Path, tmp_path: Path) -> None:
+def test_broken_problem_is_named(game_set: Path, tmp_path: Path, text_env: AlfworldTextEnv) -> None:
     root = _copy(game_set, tmp_path)
     victim = discover_games(root)[0].path
     data = json.loads(victim.read_text())
     data["pddl_problem"] = data["pddl_problem"][: len(data["pddl_problem"]) // 2]
     victim.write_text(json.dumps(data))
     with pytest.raises(GameFileError, match=str(victim)):
-        AlfworldTextEnv().reset(victim)
+        text_env.reset(victim)
 
 
 def test_empty_or_absent_folder(tmp_path: Path) -> None:

@@ -21,10 +21,10 @@ from sim.alfworld import (
 )
 
 
-def test_every_skill_maps_to_admissible_commands(game_set: Path) -> None:
+def test_every_skill_maps_to_admissible_commands(game_set: Path, text_env: AlfworldTextEnv) -> None:
     """Along the walkthroughs of all six task types, every admissible command in the vocabulary becomes a
     subgoal that maps back to exactly that command, and every skill shows up."""
-    env, seen = AlfworldTextEnv(max_steps=60), set()
+    env, seen = text_env, set()
     for game in discover_games(game_set):
         observation = env.reset(game.path)
         for command in json.loads(game.path.read_text())["walkthrough"]:
@@ -41,7 +41,6 @@ def test_every_skill_maps_to_admissible_commands(game_set: Path) -> None:
             assert outcome.observation is not None
             observation = outcome.observation
         assert observation.won, game.name
-    env.close()
     assert seen == set(TEXT_SKILLS)
 
 
@@ -79,23 +78,22 @@ def test_malformed_subgoals_raise_a_clear_error(text: str) -> None:
         TextSubgoal("go_to", ("cabinet 1\nlook",)),
     ],
 )
-def test_inadmissible_subgoals_fail_without_a_step(game_set: Path, subgoal: TextSubgoal) -> None:
-    env = AlfworldTextEnv()
+def test_inadmissible_subgoals_fail_without_a_step(
+    game_set: Path, text_env: AlfworldTextEnv, subgoal: TextSubgoal
+) -> None:
+    env = text_env
     game = discover_games(game_set)[0]
     observation = env.reset(game.path)
     outcome = execute_subgoal(env, observation, subgoal)
     assert not outcome.success and outcome.observation is None and not outcome.command
     assert subgoal.skill in outcome.message
     assert env.step("look").steps == 1  # nothing was played before
-    env.close()
 
 
-def test_refusal_lists_the_admissible_alternatives(game_set: Path) -> None:
-    env = AlfworldTextEnv()
-    observation = env.reset(discover_games(game_set)[0].path)
+def test_refusal_lists_the_admissible_alternatives(game_set: Path, text_env: AlfworldTextEnv) -> None:
+    observation = text_env.reset(discover_games(game_set)[0].path)
     with pytest.raises(TextSkillError, match=r"admissible go_to subgoals now: go_to\("):
         command_for(TextSubgoal("go_to", ("attic 1",)), observation.admissible_commands)
-    env.close()
 
 
 def test_subgoal_text_round_trip() -> None:
