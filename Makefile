@@ -5,13 +5,19 @@ HGPO := $(VENV)/bin/hgpo
 # Extra launch arguments, e.g. `make sim ARGS="task:=sort seed:=4"`.
 ARGS ?=
 
-.PHONY: setup sim test lint clean
+.PHONY: setup sim alfworld test lint clean
 
 setup:
 	@VENV=$(VENV) bash tools/setup.sh
 
 sim: setup
 	$(HGPO) launch sim $(ARGS)
+
+# One ALFWorld game end to end over ROS (games are generated once into runs/alfworld/games).
+ALFWORLD_GAMES ?= runs/alfworld/games
+alfworld: setup
+	@test -d $(ALFWORLD_GAMES)/valid_unseen || $(HGPO) alfworld make-games --out $(ALFWORLD_GAMES) --per-type 2
+	$(HGPO) launch alfworld games:=$(ALFWORLD_GAMES)/valid_unseen $(ARGS)
 
 lint: setup
 	$(PY) -m ruff check .

@@ -26,6 +26,7 @@ COMMANDS: Commands = {
         "hgpo.eval_planner:main",
         "a planner (llm or expert) on the tabletop tasks in-process: success, invalid outputs, latency",
     ),
+    "alfworld": ("hgpo.alfworld:main", "ALFWorld: make-games, eval (success per task type), demos"),
 }
 
 

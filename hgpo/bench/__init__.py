@@ -14,6 +14,7 @@ BENCHMARKS: Commands = {
         "hgpo.bench.arm:main",
         "the real-arm graph on fake hardware: command latency, 50 vs 500 Hz arm, e-stop to standstill",
     ),
+    "alfworld": ("hgpo.bench.alfworld:main", "ALFWorld commands/s, resets, expert success and episode time"),
 }
 
 

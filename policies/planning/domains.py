@@ -12,8 +12,16 @@ from typing import Any
 from policies.planning.domain import PlanningDomain
 from policies.planning.tabletop_domain import TabletopDomain
 
+
+def _alfworld() -> PlanningDomain[Any]:
+    from policies.planning.alfworld_domain import AlfworldDomain  # imports ALFWorld only when asked for
+
+    return AlfworldDomain()
+
+
 DOMAINS: Mapping[str, Callable[[], PlanningDomain[Any]]] = {
     "tabletop": TabletopDomain,
+    "alfworld": _alfworld,
 }
 
 

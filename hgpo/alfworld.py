@@ -1,0 +1,203 @@
+"""`hgpo alfworld`: ALFWorld games (make-games), planner evaluation (eval), expert demonstrations (demos).
+
+With ALFWORLD_DATA pointing at the official data set, `eval` and `demos` default to its valid_unseen split.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from hgpo.cli import Commands, dispatch
+
+COMMANDS: Commands = {
+    "make-games": ("hgpo.alfworld:make_games_main", "write solvable games of the six task types"),
+    "eval": ("hgpo.alfworld:eval_main", "success per task type of a planner over a game set"),
+    "demos": ("hgpo.alfworld:demos_main", "expert trajectories as JSONL records for behaviour cloning"),
+}
+
+
+def main(argv: list[str]) -> int:
+    return dispatch("hgpo alfworld", COMMANDS, argv)
+
+
+def make_games_main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="hgpo alfworld make-games",
+        description="Write ALFWorld games (traj_data.json + game.tw-pddl) of all six task types under "
+        "OUT/train and OUT/valid_unseen; each is kept only once ALFWorld's planner expert solves it.",
+    )
+    parser.add_argument("--out", type=Path, required=True, help="folder to write the game set into")
+    parser.add_argument("--per-type", type=int, default=10, help="training games per task type (%(default)s)")
+    parser.add_argument(
+        "--eval-per-type",
+        type=int,
+        help="evaluation (valid_unseen) games per task type (default: --per-type)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="generator seed (%(default)s)")
+    parser.add_argument("--max-steps", type=int, default=50, help="a game's plan must fit this budget")
+    parser.add_argument(
+        "--task-types", nargs="+", metavar="TYPE", help="only these task types (default: all six)"
+    )
+    args = parser.parse_args(argv)
+    eval_per_type = args.per_type if args.eval_per_type is None else args.eval_per_type
+    from tqdm import tqdm
+
+    from sim.alfworld import TASK_TYPES, make_games
+
+    task_types = tuple(args.task_types or TASK_TYPES)
+    total = (args.per_type + eval_per_type) * len(task_types)
+    started = time.perf_counter()
+    with tqdm(total=total, unit="game", desc="solving") as bar:
+        try:
+            report = make_games(
+                args.out,
+                args.per_type,
+                eval_per_type,
+                args.seed,
+                args.max_steps,
+                on_game=lambda split, name: bar.update(1),
+                task_types=task_types,
+            )
+        except (ValueError, RuntimeError) as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 2
+    lengths = report.plan_lengths
+    print(
+        f"wrote {sum(report.written.values())} solvable games under {args.out} in "
+        f"{time.perf_counter() - started:.1f} s ({report.unsolvable} unsolvable samples dropped)"
+    )
+    for key, count in sorted(report.written.items()):
+        print(f"  {key:<45} {count}")
+    if lengths:
+        print(f"planner plan length: mean {sum(lengths) / len(lengths):.1f}, max {max(lengths)} commands")
+    return 0
+
+
+def _games_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--games",
+        type=Path,
+        help="folder of games (searched recursively); default: $ALFWORLD_DATA/json_2.1.1/valid_unseen",
+    )
+    parser.add_argument("--limit", type=int, help="play at most this many games (in path order)")
+    parser.add_argument("--max-steps", type=int, default=50, help="step budget per game (%(default)s)")
+
+
+def _games(args: argparse.Namespace, parser: argparse.ArgumentParser) -> list:
+    from sim.alfworld import GameFileError, discover_games, official_split
+
+    folder = args.games or official_split()
+    if folder is None:
+        parser.error("give --games DIR (e.g. from `hgpo alfworld make-games`) or set ALFWORLD_DATA")
+    try:
+        games = discover_games(folder)
+    except GameFileError as err:
+        print(f"error: {err}", file=sys.stderr)
+        sys.exit(2)
+    return games[: args.limit] if args.limit else games
+
+
+def eval_main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="hgpo alfworld eval",
+        description="Play every game of a set with a planner and the text skills; print success per task "
+        "type in the layout of the ReAct and GiGPO tables and write the figures as JSON.",
+    )
+    _games_argument(parser)
+    parser.add_argument("--planner", default="expert", help="planner backend (%(default)s)")
+    parser.add_argument("--json", type=Path, help="write the summary and every episode here")
+    args = parser.parse_args(argv)
+    from tqdm import tqdm
+
+    from hgpo.bench.report import table
+    from policies.alfworld.episodes import run_episode
+    from policies.alfworld.evaluation import paper_table, summarize
+    from policies.alfworld.planners import make_text_planner
+    from sim.alfworld import AlfworldTextEnv, GameFileError
+
+    try:
+        planner = make_text_planner(args.planner)
+    except ValueError as err:
+        parser.error(str(err))
+    games = _games(args, parser)
+    env = AlfworldTextEnv(max_steps=args.max_steps, expert=planner.needs_expert_plan)
+    results = []
+    try:
+        for game in tqdm(games, unit="game", desc=f"{args.planner} planner"):
+            results.append(run_episode(env, game, planner))
+    except GameFileError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    finally:
+        env.close()
+    summary = summarize(results)
+    print(table(*paper_table({args.planner: summary})))
+    print(
+        f"success {summary['won']}/{summary['games']} ({100 * summary['success_rate']:.1f}%), "
+        f"mean steps {summary['mean_steps']:.1f}, mean episode {summary['mean_episode_wall_s']:.2f} s"
+    )
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        record = {
+            "planner": args.planner,
+            "games_folder": str(args.games or ""),
+            "max_steps": args.max_steps,
+            **summary,
+            "episodes": [
+                {k: getattr(r, k) for k in ("game", "task_type", "won", "steps", "wall_s", "message")}
+                for r in results
+            ],
+        }
+        args.json.write_text(json.dumps(record, indent=2) + "\n")
+        print(f"wrote {args.json}")
+    return 0
+
+
+def demos_main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="hgpo alfworld demos",
+        description="Play every game with the expert planner and write one JSONL record per decision: "
+        "observation, history, admissible subgoals, the expert's subgoal and the LLM planner's messages.",
+    )
+    _games_argument(parser)
+    parser.add_argument("--out", type=Path, required=True, help="JSONL file to write")
+    args = parser.parse_args(argv)
+    from tqdm import tqdm
+
+    from policies.alfworld.episodes import demo_record, run_episode
+    from policies.alfworld.planners import ExpertTextPlanner
+    from policies.planning.alfworld_domain import AlfworldDomain
+    from policies.planning.prompting import PromptBuilder
+    from sim.alfworld import AlfworldTextEnv
+
+    prompts = PromptBuilder.for_domain(AlfworldDomain())
+
+    games = _games(args, parser)
+    env = AlfworldTextEnv(max_steps=args.max_steps, expert=True)
+    planner = ExpertTextPlanner()
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    records = won = 0
+    partial = args.out.with_name(args.out.name + ".partial")
+    try:
+        with partial.open("w") as out:
+            for game in tqdm(games, unit="game", desc="demos"):
+                lines: list[str] = []
+
+                def record(context, subgoal, game=game, lines=lines) -> None:  # type: ignore[no-untyped-def]
+                    if subgoal is not None:
+                        lines.append(json.dumps(demo_record(game, context, subgoal, prompts)))
+
+                result = run_episode(env, game, planner, on_decision=record)
+                if result.won:  # only successful trajectories are demonstrations
+                    won += 1
+                    records += len(lines)
+                    out.writelines(line + "\n" for line in lines)
+    finally:
+        env.close()
+    partial.replace(args.out)
+    print(f"wrote {records} records from {won}/{len(games)} expert-solved games to {args.out}")
+    return 0

@@ -1,0 +1,49 @@
+"""Success per task type over a game set, summarized the way the ReAct and GiGPO papers tabulate ALFWorld."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from policies.alfworld.episodes import EpisodeResult
+from sim.alfworld import TASK_TYPE_LABELS
+
+
+def summarize(results: Sequence[EpisodeResult]) -> dict[str, Any]:
+    """JSON-ready figures: overall and per-type success, mean steps (all, and won episodes), wall time."""
+    per_type: dict[str, dict[str, Any]] = {}
+    for task_type in TASK_TYPE_LABELS:
+        mine = [r for r in results if r.task_type == task_type]
+        won = sum(r.won for r in mine)
+        per_type[task_type] = {
+            "label": TASK_TYPE_LABELS[task_type],
+            "games": len(mine),
+            "won": won,
+            "success_rate": won / len(mine) if mine else None,
+        }
+    won_results = [r for r in results if r.won]
+    return {
+        "games": len(results),
+        "won": len(won_results),
+        "success_rate": len(won_results) / len(results) if results else 0.0,
+        "per_type": per_type,
+        "mean_steps": sum(r.steps for r in results) / len(results) if results else 0.0,
+        "mean_steps_won": sum(r.steps for r in won_results) / len(won_results) if won_results else None,
+        "mean_episode_wall_s": sum(r.wall_s for r in results) / len(results) if results else 0.0,
+    }
+
+
+def paper_table(rows: dict[str, dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
+    """Headers and rows 'name | Pick | Clean | Heat | Cool | Look | Pick2 | All' in percent, as in
+    ReAct (Table 3) and GiGPO (Table 1); a type without games shows '-'."""
+    headers = ["planner", *TASK_TYPE_LABELS.values(), "All"]
+    body = []
+    for name, summary in rows.items():
+        cells = [name]
+        for task_type in TASK_TYPE_LABELS:
+            entry = summary["per_type"][task_type]
+            rate = entry["success_rate"]
+            cells.append("-" if rate is None else f"{100 * rate:.1f} ({entry['won']}/{entry['games']})")
+        cells.append(f"{100 * summary['success_rate']:.1f} ({summary['won']}/{summary['games']})")
+        body.append(cells)
+    return headers, body

@@ -1,0 +1,53 @@
+"""ALFWorld's text households as a planning domain: the text skill vocabulary of `sim.alfworld.skills`,
+the room and the game's last answer as the observation, and the admissible subgoals as the valid set."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from policies.planning.domain import SkillParam, SkillSpec, Subgoal
+from sim.alfworld import TEXT_SKILLS, TextSkillError, TextSubgoal, admissible_subgoals, command_for
+
+# What each parameter of the text skills names, for the prompt.
+PARAM_TYPES = {"recep": "receptacle", "obj": "object", "target": "object|receptacle"}
+
+
+@dataclass(frozen=True)
+class AlfworldView:
+    """What the ALFWorld planner sees: the room as first described, the game's last answer and the
+    commands the game admits now (the bridge's TextObservation carries all three)."""
+
+    room: str
+    last: str
+    admissible_commands: tuple[str, ...]
+
+
+def _without_task(text: str) -> str:
+    return text.split("Your task is to:")[0].replace("-= Welcome to TextWorld, ALFRED! =-", "").strip()
+
+
+class AlfworldDomain:
+    name = "alfworld"
+    prompt = "alfworld"
+
+    def skills(self) -> Sequence[SkillSpec]:
+        return tuple(
+            SkillSpec(s.name, tuple(SkillParam(p, PARAM_TYPES[p]) for p in s.params), s.description)
+            for s in TEXT_SKILLS.values()
+        )
+
+    def render_observation(self, observation: AlfworldView) -> str:
+        """The room as first described and the game's last answer (the task is the prompt's instruction)."""
+        room, last = _without_task(observation.room), _without_task(observation.last)
+        return room if last == room else f"{room}\nLast: {last}"
+
+    def valid_subgoals(self, observation: AlfworldView) -> Sequence[Subgoal]:
+        return tuple(Subgoal(s.skill, s.args) for s in admissible_subgoals(observation.admissible_commands))
+
+    def explain_invalid(self, subgoal: Subgoal, observation: AlfworldView) -> str:
+        try:
+            command_for(TextSubgoal(subgoal.skill, subgoal.args), observation.admissible_commands)
+        except TextSkillError as err:
+            return str(err)
+        return f"{subgoal} is not a valid subgoal now"

@@ -1,0 +1,117 @@
+"""ALFWorld's TextWorld environment behind the text-env contract.
+
+Built from the same pieces `AlfredTWEnv.init_env` assembles (PDDL environment, ALFRED demangler, game-file
+info, expert), but one game at a time, synchronously, and with the expert type passed by keyword: 0.4.2's
+`init_env` passes it in the `env` slot, so it always attaches the hand-coded expert (and none in eval mode).
+The planner expert is the oracle here; the hand-coded one is not (it wanders when stuck).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import textworld
+from alfworld.agents.environment.alfred_tw_env import (
+    AlfredDemangler,
+    AlfredExpert,
+    AlfredExpertType,
+    AlfredInfos,
+)
+from textworld.envs import PddlEnv
+
+from sim.alfworld.contract import (
+    ExpertUnavailableError,
+    GameFileError,
+    GameOverError,
+    TextObservation,
+)
+
+_TASK = re.compile(r"Your task is to: (.*?)\.?\s*$", re.DOTALL)
+GAME_KEYS = ("pddl_domain", "grammar", "pddl_problem")
+
+
+def read_game_file(path: Path) -> dict[str, Any]:
+    """The JSON of a `game.tw-pddl`, or a GameFileError naming the file and what is wrong with it."""
+    if not path.is_file():
+        raise GameFileError(f"game file {path} does not exist: check the path, or regenerate the game set")
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise GameFileError(
+            f"game file {path} is not readable JSON ({err}): regenerate or re-download it"
+        ) from err
+    missing = [key for key in GAME_KEYS if not isinstance(data, dict) or key not in data]
+    if missing:
+        raise GameFileError(f"game file {path} lacks {', '.join(missing)}: it is not an ALFWorld game")
+    return data
+
+
+class AlfworldTextEnv:
+    """One ALFWorld game at a time; `expert=True` attaches the planner expert (it replans after every
+    step, ≈0.2 s a step, so leave it off when nobody asks for the plan)."""
+
+    def __init__(self, max_steps: int = 50, expert: bool = False) -> None:
+        if max_steps < 1:
+            raise ValueError(f"max_steps must be at least 1, got {max_steps}")
+        self.max_steps = max_steps
+        self.expert = expert
+        infos = textworld.EnvInfos(won=True, admissible_commands=True, extras=["gamefile"])
+        env: Any = AlfredInfos(AlfredDemangler(PddlEnv(infos), shuffle=False))
+        if expert:
+            env = AlfredExpert(env, expert_type=AlfredExpertType.PLANNER)
+        self._env = env
+        self._state: Any = None
+        self._task = ""
+        self._steps = 0
+        self.game: Path | None = None
+
+    def reset(self, game: Path) -> TextObservation:
+        game = Path(game)
+        read_game_file(game)  # a clear error for a missing or corrupt file, before TextWorld's own
+        try:
+            self._env.load(str(game))
+            self._state = self._env.reset()
+        except Exception as err:  # TextWorld and Fast Downward raise many types on a bad problem
+            raise GameFileError(
+                f"game file {game} does not load in ALFWorld: {type(err).__name__}: {err}"
+            ) from err
+        self.game = game
+        self._steps = 0
+        match = _TASK.search(self._state["feedback"])
+        self._task = match.group(1).strip() if match else ""
+        return self._observation()
+
+    def step(self, command: str) -> TextObservation:
+        if self._state is None:
+            raise GameOverError("no game loaded: reset with a game file first")
+        if self._done():
+            raise GameOverError(f"the episode of {self.game} is over: reset to play again")
+        self._state, _, _ = self._env.step(command)
+        self._steps += 1
+        return self._observation()
+
+    def expert_plan(self) -> tuple[str, ...]:
+        if not self.expert:
+            raise ExpertUnavailableError("this environment was made without the planner expert (expert=True)")
+        if self._state is None:
+            raise GameOverError("no game loaded: reset with a game file first")
+        return tuple(self._state.get("extra.expert_plan") or ())
+
+    def close(self) -> None:
+        self._env.close()
+
+    def _done(self) -> bool:
+        return bool(self._state["won"]) or self._steps >= self.max_steps
+
+    def _observation(self) -> TextObservation:
+        return TextObservation(
+            text=str(self._state["feedback"]).strip(),
+            task=self._task,
+            admissible_commands=tuple(self._state["admissible_commands"]),
+            won=bool(self._state["won"]),
+            done=self._done(),
+            steps=self._steps,
+        )

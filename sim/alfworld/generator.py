@@ -1,0 +1,232 @@
+"""Authoring ALFWorld games: a seeded household and task written in ALFWorld's own file format.
+
+A game is a folder with `traj_data.json` (task type and targets, as ALFRED writes them) and `game.tw-pddl`
+(the PDDL domain, the text grammar with the task filled in, the PDDL problem, `solvable` and the planner's
+`walkthrough`), which is what `AlfredTWEnv` and `alfworld-generate` read and write. Object kinds, what fits
+where and which objects heat, cool or clean come from ALFWorld's tables; goals from its goal library.
+The official data set cannot be downloaded here, so this is how the project gets real ALFWorld games.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass
+from pathlib import Path
+
+from alfworld.gen import constants, goal_library
+from alfworld.info import ALFRED_PDDL_PATH, ALFRED_TWL2_PATH
+
+from sim.alfworld.rooms import LAMP_STANDS, ROOM_KINDS, TASK_TYPES, RoomKind
+
+LAMP = "DeskLamp"
+# Each placing task needs an appliance and an object the appliance acts on.
+APPLIANCE = {
+    "pick_clean_then_place_in_recep": ("SinkBasin", "Cleanable"),
+    "pick_heat_then_place_in_recep": ("Microwave", "Heatable"),
+    "pick_cool_then_place_in_recep": ("Fridge", "Coolable"),
+}
+ACTION_FACTS = {"Cleanable": "cleanable", "Heatable": "heatable", "Coolable": "coolable"}
+OPENABLE = set(constants.OPENABLE_CLASS_LIST)
+RECEPTACLE_TYPES = {rtype for kind in ROOM_KINDS.values() for rtype in kind.receptacles}
+
+
+def fits(receptacle_type: str, object_type: str) -> bool:
+    return object_type in constants.VAL_RECEPTACLE_OBJECTS.get(receptacle_type, ())
+
+
+@dataclass(frozen=True)
+class GameSpec:
+    """Everything a game file is written from. Ids follow ALFRED's mangling (`Type_bar_N`), which the
+    demangler turns into the names players see ("cabinet 3")."""
+
+    name: str
+    task_type: str
+    room: str
+    object_target: str
+    parent_target: str  # "" for look_at_obj_in_light
+    toggle_target: str  # "" unless look_at_obj_in_light
+    description: str
+    receptacles: tuple[tuple[str, str], ...]  # (id, receptacle type)
+    objects: tuple[tuple[str, str, str], ...]  # (id, object type, id of the receptacle it is in)
+
+    def traj_data(self) -> dict[str, object]:
+        return {
+            "task_type": self.task_type,
+            "task_id": self.name,
+            "scene": {"room": self.room, "generator": "hgpo"},
+            "pddl_params": {
+                "object_target": self.object_target,
+                "parent_target": self.parent_target,
+                "toggle_target": self.toggle_target,
+                "mrecep_target": "",
+                "object_sliced": False,
+            },
+            "turk_annotations": {"anns": [{"task_desc": self.description}]},
+        }
+
+    def problem(self) -> str:
+        locations = {rid: f"loc_bar_{i + 1}" for i, (rid, _) in enumerate(self.receptacles)}
+        rtypes = {rtype for _, rtype in self.receptacles}
+        otypes = {otype for _, otype, _ in self.objects}
+        # Every type a goal or the domain may name, each once (Mug is an object type, Cabinet a receptacle's).
+        declared = [f"{t}Type - otype" for t in sorted(set(constants.OBJECTS) - RECEPTACLE_TYPES)]
+        declared += [f"{t}Type - rtype" for t in sorted(RECEPTACLE_TYPES)]
+        declared += [f"{oid} - object" for oid, _, _ in self.objects]
+        declared += [f"{rid} - receptacle" for rid, _ in self.receptacles]
+        declared += ["loc_bar_0 - location", *(f"{loc} - location" for loc in locations.values())]
+        init = ["(atLocation agent1 loc_bar_0)"]
+        for rid, rtype in self.receptacles:
+            init += [f"(receptacleType {rid} {rtype}Type)", f"(receptacleAtLocation {rid} {locations[rid]})"]
+            if rtype in OPENABLE:
+                init.append(f"(openable {rid})")
+        init += [
+            f"(canContain {rt}Type {ot}Type)"
+            for rt in sorted(rtypes)
+            for ot in sorted(otypes)
+            if fits(rt, ot)
+        ]
+        for oid, otype, rid in self.objects:
+            init += [
+                f"(objectType {oid} {otype}Type)",
+                f"(inReceptacle {oid} {rid})",
+                f"(objectAtLocation {oid} {locations[rid]})",
+            ]
+            init.append(f"(toggleable {oid})" if otype == LAMP else f"(pickupable {oid})")
+            init += [
+                f"({fact} {oid})"
+                for group, fact in ACTION_FACTS.items()
+                if otype in constants.VAL_ACTION_OBJECTS[group]
+            ]
+        goal = goal_library.gdict[self.task_type]["pddl"].replace("#", "-")
+        goal = goal.format(obj=self.object_target, recep=self.parent_target, toggle=self.toggle_target)
+        lines = [
+            f"(define (problem {self.name})",
+            "(:domain alfred)",
+            "(:objects",
+            "agent1 - agent",
+            *declared,
+            ")",
+            "(:init",
+            *init,
+            ")",
+            goal,  # the goal library's text also closes the `define`
+        ]
+        return "\n".join(lines) + "\n"
+
+    def game_data(self, walkthrough: list[str] | None) -> dict[str, object]:
+        # alfworld's add_task_to_grammar picks its template with the global `random`; the description is
+        # chosen here with the game's own generator instead, and put where that function puts it.
+        grammar = Path(ALFRED_TWL2_PATH).read_text().replace("UNKNOWN GOAL", self.description)
+        return {
+            "pddl_domain": Path(ALFRED_PDDL_PATH).read_text(),
+            "grammar": grammar,
+            "pddl_problem": self.problem(),
+            "solvable": walkthrough is not None,
+            "walkthrough": walkthrough,
+        }
+
+    def write(self, folder: Path, walkthrough: list[str] | None) -> Path:
+        """Write the game's two files; returns the path of `game.tw-pddl`."""
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "traj_data.json").write_text(json.dumps(self.traj_data(), indent=1))
+        game_file = folder / "game.tw-pddl"
+        game_file.write_text(json.dumps(self.game_data(walkthrough)))
+        return game_file
+
+
+def receptacle_id(rtype: str, k: int) -> str:
+    """ALFRED's id of a receptacle. Basins are parts of their fixture ("Sink|..|SinkBasin"): the demangler
+    names them from the (lower-cased) fixture plus "basin", so a plain "SinkBasin" id would show as
+    "sinkbasinbasin"."""
+    if rtype.endswith("Basin"):
+        return f"{rtype.removesuffix('Basin')}_bar_{k}_bar_{rtype}"
+    return f"{rtype}_bar_{k}"
+
+
+class _Room:
+    """Receptacle instances of one sampled room, with ids."""
+
+    def __init__(self, kind: RoomKind, rng: random.Random) -> None:
+        self.kind = kind
+        self.receptacles: list[tuple[str, str]] = []
+        for rtype, (lo, hi) in kind.receptacles.items():
+            self.receptacles += [(receptacle_id(rtype, k), rtype) for k in range(1, rng.randint(lo, hi) + 1)]
+        self.types = {rtype for _, rtype in self.receptacles}
+
+    def holders(self, otype: str, exclude: set[str]) -> list[str]:
+        return [rid for rid, rtype in self.receptacles if rtype not in exclude and fits(rtype, otype)]
+
+
+def _object_types(room: _Room) -> list[str]:
+    found = {otype for rtype in room.types for otype in constants.VAL_RECEPTACLE_OBJECTS.get(rtype, ())}
+    return sorted(t for t in found if "Sliced" not in t and t in constants.OBJECTS)
+
+
+def _place(rng: random.Random, holders: list[str], prefer_closed: bool) -> str:
+    """A receptacle for an object; closed containers first when asked (the agent must open them)."""
+    closed = [rid for rid in holders if rid.split("_bar_")[0] in OPENABLE]  # no basin opens
+    return rng.choice(closed if prefer_closed and closed else holders)
+
+
+def sample_game(task_type: str, rng: random.Random, name: str) -> GameSpec | None:
+    """One game of `task_type`, or None when the sampled room cannot host the task (the caller retries)."""
+    if task_type not in TASK_TYPES:
+        raise ValueError(f"unknown task type {task_type!r}; known: {', '.join(TASK_TYPES)}")
+    kinds = [k for k in ROOM_KINDS.values() if k.scene_type in constants.GOALS_VALID[task_type]]
+    room = _Room(rng.choice(kinds), rng)
+    otypes = _object_types(room)
+    toggle, parent = "", ""
+    if task_type == "look_at_obj_in_light":
+        stands = [rid for rid, rtype in room.receptacles if rtype in LAMP_STANDS]
+        if not stands:
+            return None
+        toggle, target = LAMP, rng.choice(otypes)
+        start_exclude: set[str] = set()
+    else:
+        appliance, group = APPLIANCE.get(task_type, ("", ""))
+        if appliance and appliance not in room.types:
+            return None
+        candidates = [
+            (rtype, otype)
+            for rtype in sorted(room.types - {appliance})
+            for otype in otypes
+            if fits(rtype, otype)
+            and (not group or otype in constants.VAL_ACTION_OBJECTS[group])
+            and room.holders(otype, {rtype})
+        ]
+        if not candidates:
+            return None
+        parent, target = rng.choice(candidates)
+        start_exclude = {parent}
+    holders = room.holders(target, start_exclude)
+    if not holders:
+        return None
+    count = rng.randint(2, 3) if task_type == "pick_two_obj_and_place" else rng.randint(1, 2)
+    prefer_closed = rng.random() < 0.5
+    objects = [
+        (f"{target}_bar_{k}", target, _place(rng, holders, prefer_closed)) for k in range(1, count + 1)
+    ]
+    if toggle:
+        stands = [rid for rid, rtype in room.receptacles if rtype in LAMP_STANDS]
+        objects.append((f"{LAMP}_bar_1", LAMP, rng.choice(stands)))
+    distractor_types = [t for t in otypes if t != target]
+    for k in range(rng.randint(4, 10)):
+        otype = rng.choice(distractor_types)
+        # Distractors never sit where the goal wants the target, so no game starts solved.
+        spots = room.holders(otype, {parent} if parent else set())
+        if spots:
+            objects.append((f"{otype}_bar_{100 + k}", otype, rng.choice(spots)))
+    template = rng.choice(goal_library.gdict[task_type]["templates"])
+    description = template.format(obj=target.lower(), recep=parent.lower(), toggle=toggle.lower(), mrecep="")
+    return GameSpec(
+        name=name,
+        task_type=task_type,
+        room=room.kind.name,
+        object_target=target,
+        parent_target=parent,
+        toggle_target=toggle,
+        description=description,
+        receptacles=tuple(room.receptacles),
+        objects=tuple(objects),
+    )

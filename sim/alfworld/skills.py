@@ -1,0 +1,151 @@
+"""Text skills: the subgoal vocabulary of ALFWorld households and its mapping onto admissible commands.
+
+The text counterpart of the goal-conditioned controller: a subgoal such as `take(mug 1, desk 1)` becomes the
+command "take mug 1 from desk 1" when the game admits it, is played, and its success is read from the
+game's feedback. The planner's vocabulary for this domain is `TEXT_SKILLS`; the finite set of valid subgoals
+at a moment is `admissible_subgoals(observation.admissible_commands)`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from sim.alfworld.contract import TextEnv, TextObservation
+
+NOTHING_HAPPENS = "Nothing happens."
+
+
+class TextSkillError(ValueError):
+    """A subgoal that cannot become a command now: unknown skill, wrong arguments, or not admissible."""
+
+
+@dataclass(frozen=True)
+class TextSubgoal:
+    """A skill applied to names as the game shows them, e.g. take(mug 1, desk 1)."""
+
+    skill: str
+    args: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "args", tuple(self.args))
+
+    def __str__(self) -> str:
+        return f"{self.skill}({', '.join(self.args)})"
+
+
+@dataclass(frozen=True)
+class TextSkill:
+    name: str
+    params: tuple[str, ...]
+    template: str  # ALFWorld's command, with {param} slots
+    description: str  # for prompts and --help
+
+    def command(self, args: tuple[str, ...]) -> str:
+        return self.template.format(**dict(zip(self.params, args, strict=True)))
+
+    def pattern(self) -> re.Pattern[str]:
+        regex = re.escape(self.template)
+        for param in self.params:
+            regex = regex.replace(re.escape(f"{{{param}}}"), f"(?P<{param}>.+?)")
+        return re.compile(f"^{regex}$")
+
+
+TEXT_SKILLS: dict[str, TextSkill] = {
+    skill.name: skill
+    for skill in (
+        TextSkill("go_to", ("recep",), "go to {recep}", "walk to a receptacle and look at it"),
+        TextSkill("open", ("recep",), "open {recep}", "open a closed receptacle"),
+        TextSkill("close", ("recep",), "close {recep}", "close an open receptacle"),
+        TextSkill("take", ("obj", "recep"), "take {obj} from {recep}", "pick an object up from a receptacle"),
+        TextSkill(
+            "put", ("obj", "recep"), "move {obj} to {recep}", "put the held object in or on a receptacle"
+        ),
+        TextSkill(
+            "heat", ("obj", "recep"), "heat {obj} with {recep}", "heat the held object with a microwave"
+        ),
+        TextSkill("cool", ("obj", "recep"), "cool {obj} with {recep}", "cool the held object with a fridge"),
+        TextSkill("clean", ("obj", "recep"), "clean {obj} with {recep}", "clean the held object in a sink"),
+        TextSkill("toggle", ("obj",), "use {obj}", "switch a lamp or another device on or off"),
+        TextSkill("examine", ("target",), "examine {target}", "look closely at an object or receptacle"),
+    )
+}
+_PATTERNS = [(skill, skill.pattern()) for skill in TEXT_SKILLS.values()]
+_SUBGOAL = re.compile(r"^\s*([a-z_]+)\s*\((.*)\)\s*$")
+
+
+def parse_subgoal(text: str) -> TextSubgoal:
+    """'take(mug 1, desk 1)' -> TextSubgoal; a TextSkillError that says what is wrong otherwise."""
+    match = _SUBGOAL.match(text)
+    if not match:
+        raise TextSkillError(f"{text!r} is not a subgoal: write skill(arg, ...), e.g. go_to(cabinet 1)")
+    args = tuple(a.strip() for a in match.group(2).split(",")) if match.group(2).strip() else ()
+    if any(c in arg for arg in args for c in "()"):
+        raise TextSkillError(
+            f"{text!r}: unbalanced parentheses; write skill(arg, ...), e.g. go_to(cabinet 1)"
+        )
+    subgoal = TextSubgoal(match.group(1), args)
+    _skill(subgoal)
+    return subgoal
+
+
+def _skill(subgoal: TextSubgoal) -> TextSkill:
+    skill = TEXT_SKILLS.get(subgoal.skill)
+    if skill is None:
+        raise TextSkillError(f"unknown skill {subgoal.skill!r}; known: {', '.join(TEXT_SKILLS)}")
+    if len(subgoal.args) != len(skill.params) or not all(a.strip() for a in subgoal.args):
+        raise TextSkillError(
+            f"{subgoal}: {skill.name} takes {len(skill.params)} non-empty argument(s) "
+            f"({', '.join(skill.params)}), got {len(subgoal.args)}"
+        )
+    return skill
+
+
+def subgoal_for_command(command: str) -> TextSubgoal | None:
+    """The subgoal a command carries out, or None for commands outside the vocabulary (look, inventory)."""
+    for skill, pattern in _PATTERNS:
+        match = pattern.match(command.strip())
+        if match:
+            return TextSubgoal(skill.name, tuple(match.group(p) for p in skill.params))
+    return None
+
+
+def admissible_subgoals(commands: tuple[str, ...] | list[str]) -> list[TextSubgoal]:
+    """The valid subgoals now, in the game's command order: the finite set a planner may choose from."""
+    return [s for s in map(subgoal_for_command, commands) if s is not None]
+
+
+def command_for(subgoal: TextSubgoal, admissible: tuple[str, ...] | list[str]) -> str:
+    """The admissible command that carries out `subgoal`; TextSkillError (never a game step) otherwise."""
+    command = _skill(subgoal).command(subgoal.args)
+    if command not in admissible:
+        same_skill = [str(s) for s in admissible_subgoals(admissible) if s.skill == subgoal.skill]
+        hint = (
+            f"admissible {subgoal.skill} subgoals now: {', '.join(same_skill)}"
+            if same_skill
+            else (f"no {subgoal.skill} subgoal is admissible now")
+        )
+        raise TextSkillError(f"{subgoal} is not admissible here ({command!r}); {hint}")
+    return command
+
+
+@dataclass(frozen=True)
+class SkillOutcome:
+    success: bool
+    message: str
+    observation: TextObservation | None  # after the command; None when nothing was played
+    command: str = ""  # the command played, "" when none was
+
+
+def execute_subgoal(env: TextEnv, observation: TextObservation, subgoal: TextSubgoal) -> SkillOutcome:
+    """Play `subgoal` in `env`, whose current observation is `observation`; success is read from the
+    game's answer. Never raises for a bad subgoal: that is a failed outcome without a game step."""
+    if observation.done:
+        return SkillOutcome(False, "the episode is over: reset to a game first", None)
+    try:
+        command = command_for(subgoal, observation.admissible_commands)
+    except TextSkillError as err:
+        return SkillOutcome(False, str(err), None)
+    after = env.step(command)
+    success = not after.text.startswith(NOTHING_HAPPENS)
+    return SkillOutcome(success, after.text, after, command)

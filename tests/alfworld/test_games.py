@@ -1,0 +1,119 @@
+"""Generated games: ALFWorld's own format, loadable by AlfredTWEnv, solvable, split without overlap;
+bad game files reported by name."""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+from pathlib import Path
+
+import pytest
+
+from sim.alfworld import (
+    TASK_TYPES,
+    AlfworldTextEnv,
+    GameFileError,
+    discover_games,
+    make_games,
+)
+from sim.alfworld.generator import sample_game
+
+
+def test_every_task_type_is_generated(game_set: Path) -> None:
+    assert sorted(g.task_type for g in discover_games(game_set)) == sorted(TASK_TYPES)
+
+
+def test_splits_never_share_a_game(tmp_path: Path) -> None:
+    report = make_games(tmp_path, per_type=2, eval_per_type=2, seed=1, task_types=("pick_and_place_simple",))
+    assert sum(report.written.values()) == 4
+    train, evaluation = discover_games(tmp_path / "train"), discover_games(tmp_path / "valid_unseen")
+    problems = {
+        split: {json.loads(g.path.read_text())["pddl_problem"].split("\n", 1)[1] for g in games}
+        for split, games in (("train", train), ("eval", evaluation))
+    }
+    assert len(problems["train"]) == len(problems["eval"]) == 2
+    assert not problems["train"] & problems["eval"], "a game is in both splits"
+
+
+def test_games_load_in_alfred_tw_env(game_set: Path) -> None:
+    from alfworld.agents.environment.alfred_tw_env import AlfredTWEnv
+
+    config = {
+        "env": {"goal_desc_human_anns_prob": 0, "task_types": [1, 2, 3, 4, 5, 6]},
+        "dataset": {"eval_ood_data_path": str(game_set), "num_eval_games": -1},
+    }
+    env = AlfredTWEnv(config, train_eval="eval_out_of_distribution")
+    assert sorted(env.game_files) == sorted(str(g.path) for g in discover_games(game_set))
+
+
+def test_games_vary(game_set: Path) -> None:
+    """Rooms of several kinds, closed containers on the way (the walkthroughs are replayed to a win in
+    test_skills, and the expert plays every game in test_alfworld_cli)."""
+    rooms, opened, objects = set(), 0, set()
+    for game in discover_games(game_set):
+        data = json.loads(game.path.read_text())
+        assert data["solvable"] and data["walkthrough"]
+        opened += any(c.startswith("open ") for c in data["walkthrough"])
+        traj = json.loads((game.folder / "traj_data.json").read_text())
+        rooms.add(traj["scene"]["room"])
+        objects.add(traj["pddl_params"]["object_target"])
+    assert len(rooms) >= 2 and opened >= 1 and len(objects) >= 4, (rooms, opened, objects)
+
+
+def test_sampling_is_seeded() -> None:
+    first = sample_game("pick_heat_then_place_in_recep", random.Random(3), "g")
+    again = sample_game("pick_heat_then_place_in_recep", random.Random(3), "g")
+    assert first is not None and first == again
+    assert first.problem() == again.problem()
+
+
+def test_unknown_task_type_lists_the_known() -> None:
+    with pytest.raises(ValueError, match="pick_and_place_simple"):
+        sample_game("juggle", random.Random(0), "g")
+
+
+def _copy(game_set: Path, tmp_path: Path) -> Path:
+    root = tmp_path / "set"
+    shutil.copytree(game_set, root)
+    return root
+
+
+def test_missing_game_file_is_named(game_set: Path, tmp_path: Path, text_env: AlfworldTextEnv) -> None:
+    root = _copy(game_set, tmp_path)
+    victim = discover_games(root)[2].path
+    victim.unlink()
+    with pytest.raises(GameFileError, match=str(victim)):
+        discover_games(root)
+    with pytest.raises(GameFileError, match="does not exist"):
+        text_env.reset(victim)
+
+
+@pytest.mark.parametrize("content", ["{not json", '{"pddl_domain": "x"}', "[]"])
+def test_corrupt_game_file_is_named(
+    game_set: Path, tmp_path: Path, text_env: AlfworldTextEnv, content: str
+) -> None:
+    root = _copy(game_set, tmp_path)
+    victim = discover_games(root)[0].path
+    victim.write_text(content)
+    with pytest.raises(GameFileError, match=str(victim)):
+        discover_games(root)
+    with pytest.raises(GameFileError, match=str(victim)):
+        text_env.reset(victim)
+
+
+def test_broken_problem_is_named(game_set: Path, tmp_path: Path, text_env: AlfworldTextEnv) -> None:
+    root = _copy(game_set, tmp_path)
+    victim = discover_games(root)[0].path
+    data = json.loads(victim.read_text())
+    data["pddl_problem"] = data["pddl_problem"][: len(data["pddl_problem"]) // 2]
+    victim.write_text(json.dumps(data))
+    with pytest.raises(GameFileError, match=str(victim)):
+        text_env.reset(victim)
+
+
+def test_empty_or_absent_folder(tmp_path: Path) -> None:
+    with pytest.raises(GameFileError, match="make-games"):
+        discover_games(tmp_path / "nowhere")
+    with pytest.raises(GameFileError, match="no solvable games"):
+        discover_games(tmp_path)
