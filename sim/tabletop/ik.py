@@ -82,9 +82,25 @@ class EndEffectorServo:
         if distance > self._max_lead:
             target = position + lead * (self._max_lead / distance)
         self._target = target
+        return self._joint_targets(data, target, self._rotation)
 
+    def place(
+        self, data: mujoco.MjData, target: np.ndarray, rotation: np.ndarray, iterations: int = 60
+    ) -> None:
+        """Set the arm's joints, by kinematics alone (no physics), so the site sits at target with rotation.
+
+        For starting an episode somewhere other than home; the null-space pull keeps the posture near home.
+        """
+        for _ in range(iterations):
+            data.qpos[self._qpos] = self._joint_targets(data, target, rotation)
+            mujoco.mj_kinematics(self._model, data)
+            mujoco.mj_comPos(self._model, data)
+
+    def _joint_targets(self, data: mujoco.MjData, target: np.ndarray, rotation: np.ndarray) -> np.ndarray:
+        """One damped-least-squares step from the current joints towards (target, rotation)."""
+        position = data.site_xpos[self._site]
         # Rotation error: half the sum over axes of (current axis x desired axis), from R_d R^T.
-        m = self._rotation @ data.site_xmat[self._site].reshape(3, 3).T
+        m = rotation @ data.site_xmat[self._site].reshape(3, 3).T
         error = np.empty(6)
         error[:3] = target - position
         error[3:] = 0.5 * (m[2, 1] - m[1, 2]), 0.5 * (m[0, 2] - m[2, 0]), 0.5 * (m[1, 0] - m[0, 1])
