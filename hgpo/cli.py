@@ -22,6 +22,10 @@ COMMANDS: Commands = {
         "run one tabletop task in-process, without ROS (--render for a video)",
     ),
     "bench": ("hgpo.bench:main", "benchmarks: print a table and write JSON"),
+    "export-onnx": (
+        "hgpo.export_onnx:main",
+        "export a skill actor checkpoint to an ONNX policy file, checked against torch",
+    ),
 }
 
 
