@@ -43,7 +43,8 @@ class RandomizationConfig:
     action_latency_steps: tuple[int, int] = (0, 0)
     """An episode's actions take effect this many control steps late (an integer drawn from [low, high])."""
     arm_joint_noise_rad: float = 0.0
-    """Half-width of the uniform offset added to each arm joint of the start posture (rad)."""
+    """Half-width of the uniform offset added to each arm joint of the start pose (rad): moves the grip point
+    and tilts the gripper a little (the servo holds the tilt through the episode)."""
     object_position_noise_m: float = 0.0
     """Half-width of the uniform offset added to each block's start position on the table (m)."""
 

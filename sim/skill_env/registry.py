@@ -36,6 +36,12 @@ BACKENDS: Mapping[str, Backend] = {
             ("reach", "push", "pick_and_place"),
             "the MuJoCo tabletop of sim.tabletop, many worlds stepped on threads (default)",
         ),
+        Backend(
+            "gymnasium",
+            "sim.skill_env.gymnasium_backend:make_fetch_env",
+            ("reach", "push", "pick_and_place"),
+            "gymnasium-robotics' FetchReach-v4, FetchPush-v4 and FetchPickAndPlace-v4 (a benchmark peer)",
+        ),
     )
 }
 """Registered backends, keyed by exact name."""

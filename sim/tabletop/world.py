@@ -105,18 +105,21 @@ class TabletopWorld:
     ) -> SceneState:
         """Reset to a layout with the gripper open; the arm at home unless told otherwise.
 
-        joint_offset (7,) is added to the home posture (initial-pose randomization); grip_start (3,) then
-        moves the grip point there by kinematics alone, keeping the home orientation (gripper pointing down).
+        grip_start (3,) moves the grip point there by kinematics alone, keeping the home orientation (gripper
+        pointing down); joint_offset (7,) is then added to the arm's joints (initial-pose randomization: it
+        moves the grip point and tilts the gripper a little, and the servo holds that tilt).
         """
         model, data = self.model, self.data
         mujoco.mj_resetData(model, data)
-        arm = np.array(HOME_QPOS) if joint_offset is None else np.array(HOME_QPOS) + joint_offset
-        data.qpos[self._arm_qpos] = np.clip(arm, self._arm_range[:, 0], self._arm_range[:, 1])
+        data.qpos[self._arm_qpos] = HOME_QPOS
         data.qpos[self._finger_qpos] = MAX_GRIPPER_WIDTH / 2
         if grip_start is not None:
             mujoco.mj_kinematics(model, data)
             mujoco.mj_comPos(model, data)
             self._servo.place(data, np.asarray(grip_start, dtype=np.float64), self._home_rotation)
+        if joint_offset is not None:
+            arm = data.qpos[self._arm_qpos] + joint_offset
+            data.qpos[self._arm_qpos] = np.clip(arm, self._arm_range[:, 0], self._arm_range[:, 1])
         self._block_sizes = self._read_block_sizes()
         for index, name in enumerate(BLOCKS):
             x, y, yaw = layout.blocks[name]
