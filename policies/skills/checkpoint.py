@@ -22,6 +22,7 @@ from typing import Any
 import torch
 
 from policies.skills.networks import ActorConfig, GoalConditionedActor
+from sim.skill_env.observation import OBSERVATION_VERSION
 
 Layout = tuple[tuple[str, int], ...]
 """A named vector layout: (name, length) of each consecutive slice, e.g. (("ee_position", 3), ...)."""
@@ -59,6 +60,8 @@ class PolicyInfo:
     """Seconds between two actions during training."""
     run_id: str
     """The training run that produced it (its run folder's name)."""
+    observation_version: int = OBSERVATION_VERSION
+    """`sim.skill_env.OBSERVATION_VERSION` when it was trained: what `observe` computed then."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "skills", tuple(str(s) for s in self.skills))

@@ -37,7 +37,7 @@ class ExportRefusedError(RuntimeError):
     """onnxruntime and torch disagree by more than the tolerance: nothing was written."""
 
 
-class OnnxPolicy(nn.Module):
+class ExportGraph(nn.Module):
     """The deployment graph: (obs, goal) -> action, normalizers inside (rsl_rl's `as_onnx` in spirit)."""
 
     def __init__(self, actor: GoalConditionedActor) -> None:
@@ -104,7 +104,7 @@ def export_actor(
         example = (torch.zeros(2, actor.config.obs_dim), torch.zeros(2, actor.config.goal_dim))
         with _quiet_exporter():
             torch.onnx.export(
-                OnnxPolicy(actor).eval(),
+                ExportGraph(actor).eval(),
                 example,
                 str(tmp),
                 input_names=list(INPUTS),

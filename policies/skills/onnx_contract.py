@@ -27,6 +27,7 @@ KEY_GOAL_LAYOUT = "goal_layout"
 KEY_ACTION_SCALE = "action_scale"
 KEY_CONTROL_PERIOD = "control_period_s"
 KEY_RUN_ID = "training_run_id"
+KEY_OBSERVATION_VERSION = "observation_version"
 
 
 class PolicyFileError(ValueError):
@@ -44,6 +45,7 @@ def metadata_from_info(info: PolicyInfo) -> dict[str, str]:
         KEY_ACTION_SCALE: repr(info.action_scale),
         KEY_CONTROL_PERIOD: repr(info.control_period_s),
         KEY_RUN_ID: info.run_id,
+        KEY_OBSERVATION_VERSION: str(info.observation_version),
     }
 
 
@@ -63,7 +65,14 @@ def info_from_metadata(metadata: Mapping[str, str], source: str) -> PolicyInfo:
         )
     missing = [
         key
-        for key in (KEY_SKILLS, KEY_OBS_LAYOUT, KEY_GOAL_LAYOUT, KEY_ACTION_SCALE, KEY_CONTROL_PERIOD)
+        for key in (
+            KEY_SKILLS,
+            KEY_OBS_LAYOUT,
+            KEY_GOAL_LAYOUT,
+            KEY_ACTION_SCALE,
+            KEY_CONTROL_PERIOD,
+            KEY_OBSERVATION_VERSION,
+        )
         if key not in metadata
     ]
     if missing:
@@ -76,6 +85,7 @@ def info_from_metadata(metadata: Mapping[str, str], source: str) -> PolicyInfo:
             action_scale=float(metadata[KEY_ACTION_SCALE]),
             control_period_s=float(metadata[KEY_CONTROL_PERIOD]),
             run_id=metadata.get(KEY_RUN_ID, ""),
+            observation_version=int(metadata[KEY_OBSERVATION_VERSION]),
         )
     except (TypeError, ValueError) as err:  # json.JSONDecodeError is a ValueError
         raise PolicyFileError(f"{source}: malformed metadata: {err}") from err
