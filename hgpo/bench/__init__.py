@@ -5,6 +5,7 @@ from __future__ import annotations
 from hgpo.cli import Commands, dispatch
 
 BENCHMARKS: Commands = {
+    "envs": ("hgpo.bench.envs:main", "env steps per second of the batched skill environments"),
     "sim": ("hgpo.bench.sim:main", "expert success per tabletop task and the simulator's real-time factor"),
     "graph": (
         "hgpo.bench.graph:main",

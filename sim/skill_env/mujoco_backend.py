@@ -175,9 +175,9 @@ class TabletopSkillEnv(GoalVecEnv):
             _Env(spec, self.config, self.distance_threshold, randomization) for _ in range(num_envs)
         ]
         threads = self.config.num_threads or len(os.sched_getaffinity(0))
-        self._threads = max(1, min(threads, num_envs))
-        self._pool = ThreadPoolExecutor(self._threads) if self._threads > 1 else None
-        self._chunks = np.array_split(np.arange(num_envs), self._threads)
+        self.num_threads = max(1, min(threads, num_envs))
+        self._pool = ThreadPoolExecutor(self.num_threads) if self.num_threads > 1 else None
+        self._chunks = np.array_split(np.arange(num_envs), self.num_threads)
         self._seed = seed
         self._obs = self._empty_observation()
         self.seed(seed)
