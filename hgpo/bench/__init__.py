@@ -11,6 +11,10 @@ BENCHMARKS: Commands = {
         "hgpo.bench.graph:main",
         "the launched ROS graph: topic rates, jitter, real-time factor, task time",
     ),
+    "policy": (
+        "hgpo.bench.policy:main",
+        "skill policy latency (ONNX vs torch) and the controller's rate and jitter at 50 and 200 Hz",
+    ),
 }
 
 
