@@ -75,6 +75,8 @@ class Controller(Node):
         if isinstance(self.policy, OnnxSkillPolicy):
             for skill in SKILLS:
                 self.get_logger().info(f"{skill}: {self.policy.source(skill)}")
+            for note in self.policy.deployment_differences(self.command_scale.max_speed, 1.0 / self.rate_hz):
+                self.get_logger().warning(note)
 
         # The latest message and when it came; converted only when a tick reads it (100 Hz in, 25 Hz used).
         self._scene: tuple[SceneStateMsg, float] | None = None

@@ -101,6 +101,7 @@ def graph_rates(config: BenchPolicyConfig, folder: Path) -> dict[str, dict]:
 
     model_dir = config.model_dir or SHIPPED_MODEL_DIR
     policy = "onnx" if any(model_dir.glob("*/policy.onnx")) else "expert"
+    folder.mkdir(parents=True, exist_ok=True)
     results = {}
     for rate in config.rates_hz:
         print(

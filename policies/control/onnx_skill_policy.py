@@ -110,6 +110,23 @@ class OnnxSkillPolicy:
             f"{self.fallback.name} (fallback: no policy file)" if self.fallback else "none: its subgoals fail"
         )
 
+    def deployment_differences(self, max_speed: float, control_period_s: float) -> list[str]:
+        """How deployment differs from training (speed of a full action, control period): worth a warning,
+        since a policy's gains were learned at its training values, but not fatal."""
+        notes = []
+        for policy in {id(p): p for p in self.policies.values()}.values():
+            info = policy.info
+            if not np.isclose(info.action_scale, max_speed):
+                notes.append(
+                    f"{policy.path}: trained at {info.action_scale} m/s per full action, run at {max_speed}"
+                )
+            if not np.isclose(info.control_period_s, control_period_s):
+                period = (
+                    f"trained at a {info.control_period_s} s control period, run at {control_period_s:g} s"
+                )
+                notes.append(f"{policy.path}: {period}")
+        return notes
+
     def act(self, subgoal: Subgoal, state: SceneState) -> np.ndarray:
         learned, obs, goal = policy_inputs(subgoal, state)
         policy = self.policies.get(learned)

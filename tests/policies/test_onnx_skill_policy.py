@@ -49,6 +49,11 @@ def test_skill_without_a_file_uses_the_fallback_or_fails_clearly(policy_dir: Pat
     assert with_expert.source("pick") == "expert (fallback: no policy file)"
     assert "proportional-reach-test" in with_expert.source("reach")
     assert with_expert.act(pick, state).shape == (4,)
+    assert with_expert.deployment_differences(0.25, 0.04) == []
+    assert [n.split(": ")[1] for n in with_expert.deployment_differences(0.5, 0.005)] == [
+        "trained at 0.25 m/s per full action, run at 0.5",
+        "trained at a 0.04 s control period, run at 0.005 s",
+    ]
     strict = make_skill_policy("onnx", SkillPolicyConfig(policy_dir, fallback="none"))
     with pytest.raises(NoLearnedPolicyError, match="no pick_and_place policy in .* no fallback"):
         strict.act(pick, state)
