@@ -161,7 +161,13 @@ def run(config: BenchGraphConfig) -> dict:
     node.create_subscription(SubgoalStatus, "subgoal_status", on_status, 100)
     executor = SingleThreadedExecutor()
     executor.add_node(node)
-    spinner = threading.Thread(target=executor.spin, daemon=True)
+    stop = threading.Event()
+
+    def spin() -> None:  # stopped between callbacks: shutting an executor down mid-spin races its teardown
+        while not stop.is_set():
+            executor.spin_once(timeout_sec=0.1)
+
+    spinner = threading.Thread(target=spin, daemon=True)
     spinner.start()
     client: ActionClient[RunTask.Goal, RunTask.Result, RunTask.Feedback] = ActionClient(
         node, RunTask, "run_task"
@@ -191,8 +197,9 @@ def run(config: BenchGraphConfig) -> dict:
                     flush=True,
                 )
     finally:
-        executor.shutdown()
+        stop.set()
         spinner.join(timeout=5)
+        executor.shutdown()
         node.destroy_node()
         rclpy.try_shutdown()
         _stop(launch)
