@@ -24,3 +24,30 @@ def skill_action(skill: str, actions: np.ndarray) -> np.ndarray:
     if skill in FIXED_GRIPPER:
         result[..., 3] = FIXED_GRIPPER[skill]
     return result
+
+
+class ActionChannel:
+    """The path from a policy's action to the actuators in one env: noise, the skill's rule, then latency.
+
+    Shared by the backends so that action noise and latency mean the same everywhere. With no noise and no
+    latency it is `skill_action` and nothing else.
+    """
+
+    def __init__(self, skill: str) -> None:
+        self.skill = skill
+        self._history = skill_action(skill, HOLD_ACTION)[None]
+
+    def reset(self, latency_steps: int) -> None:
+        """Start an episode whose actions act `latency_steps` control steps late (holding still first)."""
+        self._history = np.tile(skill_action(self.skill, HOLD_ACTION), (latency_steps + 1, 1))
+
+    def __call__(self, action: np.ndarray, rng: np.random.Generator, noise_std: float) -> np.ndarray:
+        """The action the actuators get this step."""
+        if noise_std > 0:
+            action = action + rng.normal(0.0, noise_std, action.shape)
+        action = skill_action(self.skill, action)
+        if len(self._history) == 1:
+            return action
+        self._history = np.roll(self._history, 1, axis=0)
+        self._history[0] = action
+        return self._history[-1].copy()

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sim.skill_env.action import ACTION_LAYOUT, HOLD_ACTION, skill_action
+from sim.skill_env.action import ACTION_LAYOUT, ActionChannel
 from sim.skill_env.contract import GoalObservation, GoalVecEnv, StepResult, check_actions
 from sim.skill_env.observation import GOAL_LAYOUT, OBSERVATION_LAYOUT, observe
 from sim.skill_env.randomization import (
@@ -68,7 +68,7 @@ class _Env:
         self.episode_rng = np.random.default_rng()
         self.noise_rng = np.random.default_rng()
         self.params: EpisodeRandomization | None = None
-        self.history = np.zeros((1, 4))
+        self.channel = ActionChannel(skill.name)
         self.obj, self.goal = BLOCKS[0], np.zeros(3)
         self.state: SceneState | None = None
         self.steps, self.episode_return = 0, 0.0
@@ -90,21 +90,14 @@ class _Env:
         self.randomizer.apply(self.world.data, self.params)
         self.state = self.world.reset_layout(layout, episode.grip_start, joint_offset)
         self.obj, self.goal = episode.obj, episode.goal
-        latency = 0 if self.params is None else self.params.action_latency_steps
-        self.history = np.tile(skill_action(self.skill.name, HOLD_ACTION), (latency + 1, 1))
+        self.channel.reset(0 if self.params is None else self.params.action_latency_steps)
         self.steps, self.episode_return = 0, 0.0
         return self.observe()
 
     def step(self, action: np.ndarray) -> tuple[float, bool]:
         """Apply one (validated) action; return (reward, success)."""
-        config, params = self.randomization, self.params
-        if config is not None and config.action_noise > 0:
-            action = action + self.noise_rng.normal(0.0, config.action_noise, action.shape)
-        action = skill_action(self.skill.name, action)
-        if params is not None and params.action_latency_steps > 0:
-            self.history = np.roll(self.history, 1, axis=0)
-            self.history[0] = action
-            action = self.history[-1]
+        noise = 0.0 if self.randomization is None else self.randomization.action_noise
+        action = self.channel(action, self.noise_rng, noise)
         velocity, width = action_to_command(action, self.world.config)
         self.state = self.world.step(velocity, width)
         achieved = self.skill.achieved(self.state, self.obj)

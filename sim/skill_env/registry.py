@@ -42,6 +42,12 @@ BACKENDS: Mapping[str, Backend] = {
             ("reach", "push", "pick_and_place"),
             "gymnasium-robotics' FetchReach-v4, FetchPush-v4 and FetchPickAndPlace-v4 (a benchmark peer)",
         ),
+        Backend(
+            "robosuite",
+            "sim.skill_env.robosuite_backend:make_robosuite_env",
+            ("pick_and_place", "stack", "bin_pick_place"),
+            "robosuite's Panda under OSC on Lift, Stack and PickPlace, with the tabletop's observation",
+        ),
     )
 }
 """Registered backends, keyed by exact name."""

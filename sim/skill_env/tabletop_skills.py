@@ -130,13 +130,19 @@ def _sample_pick_and_place(rng: np.random.Generator, ranges: LayoutRanges) -> Ep
     layout = sample_layout(rng, ranges)
     obj = _choose_block(rng)
     start = np.array(layout.blocks[obj][:2])
-    if rng.uniform() < AIR_GOAL_FRACTION:
-        xy = _goal_xy_near(rng, start, lambda _xy: True)
-        goal = np.array([*xy, RESTING_Z + rng.uniform(*AIR_GOAL_HEIGHT)])
-    else:
-        xy = _goal_xy_near(rng, start, lambda xy: _clear_of_others(xy, layout, obj))
-        goal = np.array([*xy, RESTING_Z])
+    goal = carry_goal(rng, start, RESTING_Z, lambda xy: _clear_of_others(xy, layout, obj))
     return Episode(layout, obj, goal, _grip_start(rng, layout, obj))
+
+
+def carry_goal(
+    rng: np.random.Generator, start_xy: np.ndarray, resting_z: float, clear: Callable[[np.ndarray], bool]
+) -> np.ndarray:
+    """A pick_and_place goal for an object resting at start_xy: in the air half the time, else on the table
+    where `clear` allows (other backends sample their pick_and_place goals with this too)."""
+    if rng.uniform() < AIR_GOAL_FRACTION:
+        xy = _goal_xy_near(rng, start_xy, lambda _xy: True)
+        return np.array([*xy, resting_z + rng.uniform(*AIR_GOAL_HEIGHT)])
+    return np.array([*_goal_xy_near(rng, start_xy, clear), resting_z])
 
 
 def _grip_point(state: SceneState, obj: str) -> np.ndarray:

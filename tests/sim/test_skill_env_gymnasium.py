@@ -7,8 +7,6 @@ import pytest
 
 from sim.skill_env import RandomizationConfig, make_skill_env
 
-pytest.importorskip("gymnasium_robotics")
-
 
 @pytest.mark.parametrize(("skill", "obs_dim"), [("reach", 10), ("push", 25)])
 def test_fetch_under_the_contract(skill: str, obs_dim: int) -> None:
