@@ -99,3 +99,16 @@ def test_unknown_backends_are_listed() -> None:
     with pytest.raises(ValueError, match="known: expert, onnx"):
         make_skill_policy("learned")
     assert SHIPPED_MODEL_DIR.parts[-3:] == ("policies", "pretrained", "skills")
+
+
+@pytest.mark.skipif(
+    not (SHIPPED_MODEL_DIR / "reach" / "policy.onnx").is_file(),
+    reason="no shipped reach policy in this checkout",
+)
+def test_shipped_policies_pass_the_checks_and_drive_reach() -> None:
+    policy = make_skill_policy("onnx", SkillPolicyConfig(fallback="none"))
+    world = TabletopWorld(WorldConfig(control_dt=0.01))
+    state = world.reset(make_task("reach", 0))
+    subgoal = Subgoal("reach", (state.names("block")[0],))
+    result = execute_subgoal(world, subgoal, policy, timeout_s=15.0, action_hold=4)
+    assert result.success, result.message
