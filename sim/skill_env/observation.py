@@ -48,13 +48,25 @@ both pick and place: their grounded goals are both object-centre points."""
 def observe(state: SceneState, obj: str) -> np.ndarray:
     """The observation (float32, OBSERVATION_LAYOUT) of a scene for a subgoal about object `obj`."""
     target = state.object(obj)
-    quaternion = np.asarray(target.quaternion, dtype=np.float64)
-    if quaternion[0] < 0:
-        quaternion = -quaternion
-    ee = np.asarray(state.ee_position, dtype=np.float64)
-    return np.concatenate(
-        [ee, [state.gripper_width], target.position, target.position - ee, quaternion]
-    ).astype(np.float32)
+    return observation_vector(
+        state.ee_position, np.array([state.gripper_width]), target.position, target.quaternion
+    )
+
+
+def observation_vector(
+    ee_position: np.ndarray,
+    gripper_width: np.ndarray,
+    object_position: np.ndarray,
+    object_quaternion: np.ndarray,
+) -> np.ndarray:
+    """`observe` on arrays with any leading batch shape (..., 3), (..., 1), (..., 3), (..., 4 as w x y z):
+    for backends that hold whole batches of poses (Isaac Gym), so that no second copy of the layout exists."""
+    ee = np.asarray(ee_position, dtype=np.float64)
+    position = np.asarray(object_position, dtype=np.float64)
+    quaternion = np.asarray(object_quaternion, dtype=np.float64)
+    quaternion = np.where(quaternion[..., :1] < 0, -quaternion, quaternion)
+    width = np.asarray(gripper_width, dtype=np.float64)
+    return np.concatenate([ee, width, position, position - ee, quaternion], axis=-1).astype(np.float32)
 
 
 def policy_skill(skill: str) -> str:

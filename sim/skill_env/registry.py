@@ -48,6 +48,12 @@ BACKENDS: Mapping[str, Backend] = {
             ("pick_and_place", "stack", "bin_pick_place"),
             "robosuite's Panda under OSC on Lift, Stack and PickPlace, with the tabletop's observation",
         ),
+        Backend(
+            "isaacgym",
+            "sim.skill_env.isaacgym_backend:make_isaacgym_env",
+            ("reach", "push", "pick_and_place"),
+            "the tabletop skills as one Isaac Gym simulation (needs Isaac Gym; not exercised by CI)",
+        ),
     )
 }
 """Registered backends, keyed by exact name."""
