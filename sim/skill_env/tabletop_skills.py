@@ -11,12 +11,20 @@ times slower than Fetch's) has time to finish. Goals are sampled like Fetch's:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
-from sim.tabletop.layout import Layout, LayoutRanges, sample_blocks, sample_layout, sample_plates
+from sim.tabletop.layout import (
+    BlockFilter,
+    Layout,
+    LayoutRanges,
+    sample_blocks,
+    sample_layout,
+    sample_plates,
+)
 from sim.tabletop.model import BLOCK_SIZE, BLOCKS, TABLE_TOP_Z
 from sim.tabletop.predicates import ABOVE_TOLERANCE
 from sim.tabletop.state import SceneState
@@ -43,6 +51,8 @@ AIR_GOAL_HEIGHT = (0.02, 0.2)
 GOAL_CLEARANCE = 0.07
 """A goal on the table keeps this far from the other blocks' centres (m)."""
 MAX_TRIES = 1000
+PUSH_LAYOUT_TRIES = 200
+"""Tries to place each block around one push goal before drawing another goal."""
 
 
 @dataclass(frozen=True)
@@ -109,10 +119,8 @@ def _sample_reach(rng: np.random.Generator, ranges: LayoutRanges) -> Episode:
     return Episode(layout, obj, goal, start)
 
 
-def _sample_push(rng: np.random.Generator, ranges: LayoutRanges) -> Episode:
-    # The goal first, then the pushed block within reach of it, then the others off its path and run-up.
-    obj = _choose_block(rng)
-    goal_xy = rng.uniform(GOAL_XY_LOW, GOAL_XY_HIGH)
+def _push_filter(obj: str, goal_xy: np.ndarray) -> BlockFilter:
+    """The pushed block within PUSH_RANGE of the goal; the others off its path and the pusher's run-up."""
 
     def accept(name: str, xy: np.ndarray, placed: Mapping[str, np.ndarray]) -> bool:
         if name == obj:
@@ -121,9 +129,25 @@ def _sample_push(rng: np.random.Generator, ranges: LayoutRanges) -> Episode:
         run_up = start - PUSH_RUN_UP * (goal_xy - start) / np.linalg.norm(goal_xy - start)
         return segment_distance(xy, run_up, goal_xy) >= PUSH_CORRIDOR
 
-    order = (obj, *(b for b in BLOCKS if b != obj))
-    layout = sample_blocks(rng, ranges, sample_plates(rng, ranges), accept, order)
-    return Episode(layout, obj, np.array([*goal_xy, RESTING_Z]), _grip_start(rng, layout, obj))
+    return accept
+
+
+def _sample_push(rng: np.random.Generator, ranges: LayoutRanges) -> Episode:
+    # The goal first, then the pushed block within reach of it, then the others off its path and run-up;
+    # a goal whose corridor leaves no room for the other blocks is drawn again.
+    attempt_ranges = dataclasses.replace(ranges, max_tries=PUSH_LAYOUT_TRIES)
+    for _ in range(MAX_TRIES):
+        obj = _choose_block(rng)
+        goal_xy = rng.uniform(GOAL_XY_LOW, GOAL_XY_HIGH)
+
+        order = (obj, *(b for b in BLOCKS if b != obj))
+        accept = _push_filter(obj, goal_xy)
+        try:
+            layout = sample_blocks(rng, attempt_ranges, sample_plates(rng, ranges), accept, order)
+        except RuntimeError:
+            continue
+        return Episode(layout, obj, np.array([*goal_xy, RESTING_Z]), _grip_start(rng, layout, obj))
+    raise RuntimeError(f"no push episode found in {MAX_TRIES} tries; loosen PUSH_RANGE or LayoutRanges")
 
 
 def _sample_pick_and_place(rng: np.random.Generator, ranges: LayoutRanges) -> Episode:

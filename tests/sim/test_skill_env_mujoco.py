@@ -14,7 +14,8 @@ from sim.skill_env import (
     policy_inputs,
 )
 from sim.skill_env.mujoco_backend import TabletopSkillEnv
-from sim.tabletop import Subgoal, TabletopWorld, ground, make_task
+from sim.skill_env.tabletop_skills import GOAL_XY_HIGH, GOAL_XY_LOW, PUSH_RANGE, RESTING_Z, TABLETOP_SKILLS
+from sim.tabletop import LayoutRanges, Subgoal, TabletopWorld, ground, make_task
 from sim.tabletop.model import MAX_GRIPPER_WIDTH
 
 
@@ -172,3 +173,19 @@ def test_policy_inputs_ground_planner_subgoals() -> None:
         np.testing.assert_array_equal(obs, observe(state, subgoal.args[0]))
         np.testing.assert_allclose(goal, ground(subgoal, state), atol=1e-6)
         assert obs.dtype == goal.dtype == np.float32
+
+
+@pytest.mark.parametrize("skill", ["reach", "push", "pick_and_place"])
+def test_episode_sampling_never_fails_and_keeps_its_ranges(skill: str) -> None:
+    spec = TABLETOP_SKILLS[skill]
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        episode = spec.sample(rng, LayoutRanges())
+        assert episode.obj in episode.layout.blocks
+        assert np.all(episode.goal[:2] >= GOAL_XY_LOW - 1e-9) and np.all(
+            episode.goal[:2] <= GOAL_XY_HIGH + 1e-9
+        )
+        if skill == "push":
+            start = np.array(episode.layout.blocks[episode.obj][:2])
+            assert PUSH_RANGE[0] <= np.linalg.norm(episode.goal[:2] - start) <= PUSH_RANGE[1]
+            assert episode.goal[2] == RESTING_Z
