@@ -26,7 +26,6 @@ from rclpy.node import Node
 from std_msgs.msg import Float64
 
 from policies.control import ExecutionStatus, SkillPolicyConfig, SubgoalExecution, make_skill_policy
-from policies.control.onnx_skill_policy import OnnxSkillPolicy
 from ros_nodes.conversions import scene_from_msg, subgoal_from_msg
 from ros_nodes.node_main import Parameters, log_outcome, run_node
 from sim.tabletop import SKILLS, SceneState, SubgoalError, WorldConfig, action_to_command
@@ -72,7 +71,10 @@ class Controller(Node):
         )
         config = SkillPolicyConfig(Path(model_dir) if model_dir else None, fallback)
         self.policy = make_skill_policy(policy, config)  # a bad policy file: exit 2 with its error
-        if isinstance(self.policy, OnnxSkillPolicy):
+        if policy == "onnx":  # onnxruntime is imported only by nodes that use it (it is slow to load)
+            from policies.control.onnx_skill_policy import OnnxSkillPolicy
+
+            assert isinstance(self.policy, OnnxSkillPolicy)
             for skill in SKILLS:
                 self.get_logger().info(f"{skill}: {self.policy.source(skill)}")
             for note in self.policy.deployment_differences(self.command_scale.max_speed, 1.0 / self.rate_hz):
