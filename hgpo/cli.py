@@ -22,6 +22,14 @@ COMMANDS: Commands = {
         "run one tabletop task in-process, without ROS (--render for a video)",
     ),
     "bench": ("hgpo.bench:main", "benchmarks: print a table and write JSON"),
+    "train-skills": (
+        "hgpo.train_skills:main",
+        "train goal-conditioned skills with SAC + HER: run folders, checkpoints and a success table",
+    ),
+    "eval-skills": (
+        "hgpo.eval_skills:main",
+        "success rate of a skill policy (checkpoint or ONNX) over N episodes, optionally randomized",
+    ),
     "export-onnx": (
         "hgpo.export_onnx:main",
         "export a skill actor checkpoint to an ONNX policy file, checked against torch",

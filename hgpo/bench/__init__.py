@@ -5,6 +5,10 @@ from __future__ import annotations
 from hgpo.cli import Commands, dispatch
 
 BENCHMARKS: Commands = {
+    "skills": (
+        "hgpo.bench.skills:main",
+        "our SAC+HER vs stable-baselines3 on Fetch: time and env steps to a target success",
+    ),
     "envs": ("hgpo.bench.envs:main", "env steps per second of the batched skill environments"),
     "sim": ("hgpo.bench.sim:main", "expert success per tabletop task and the simulator's real-time factor"),
     "graph": (

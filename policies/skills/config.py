@@ -30,23 +30,6 @@ class DemoConfig:
 
 
 @dataclass(frozen=True)
-class PpoConfig:
-    """PPO through rsl-rl-lib, for the massively parallel backends; passed on as rsl-rl's algorithm config."""
-
-    num_steps_per_env: int = 24
-    """Rollout length per env and iteration."""
-    learning_rate: float = 1e-3
-    num_learning_epochs: int = 5
-    num_mini_batches: int = 4
-    clip_param: float = 0.2
-    gamma: float = 0.98
-    lam: float = 0.95
-    entropy_coef: float = 0.005
-    init_noise_std: float = 0.5
-    hidden: tuple[int, ...] = (128, 128)
-
-
-@dataclass(frozen=True)
 class TrainConfig:
     """Everything one `hgpo train-skills` run needs besides its output folder."""
 
@@ -54,13 +37,13 @@ class TrainConfig:
     """The skill to train (an env task of the backend, e.g. reach, push, pick_and_place, FetchReach)."""
     backend: str = "mujoco"
     """Env backend: mujoco, gymnasium, robosuite or isaacgym."""
-    algorithm: str = "sac_her"
-    """sac_her (our SAC with hindsight replay) or ppo (rsl-rl-lib)."""
     seed: int = 0
     num_envs: int = 8
     """Parallel envs stepped as one batch."""
     randomize: bool = False
     """Domain randomization during training (the backend's default randomization config)."""
+    env_options: dict[str, Any] = field(default_factory=dict)
+    """The backend's own options (mujoco: TabletopEnvConfig fields such as max_episode_steps)."""
     env_steps: int = 100_000
     """Total env transitions (summed over the parallel envs)."""
     time_budget_s: float = 0.0
@@ -85,11 +68,8 @@ class TrainConfig:
     """torch intra-op threads; small MLPs run fastest on one core."""
     sac: SacConfig = field(default_factory=SacConfig)
     demos: DemoConfig = field(default_factory=DemoConfig)
-    ppo: PpoConfig = field(default_factory=PpoConfig)
 
     def __post_init__(self) -> None:
-        if self.algorithm not in ("sac_her", "ppo"):
-            raise ValueError(f"unknown algorithm {self.algorithm!r}; known: sac_her, ppo")
         if self.num_envs < 1 or self.env_steps < 1 or self.eval_episodes < 1:
             raise ValueError("num_envs, env_steps and eval_episodes must be >= 1")
         if self.updates_per_step < 0:
