@@ -12,8 +12,9 @@ Skills (the object the observation describes, and the goal):
 - bin_pick_place (PickPlace, one object): the can into its slot in the other bin.
 
 Randomization goes through robosuite's own `DynamicsModder` (masses, friction, joint damping, from the
-env's seeded draw), the OSC stiffness, robosuite's robot initialization noise, and the same action and
-observation disturbances as the tabletop. robosuite runs at ~150 steps/s: keep batches small.
+env's seeded draw), the OSC stiffness, and the same start-pose, action and observation disturbances as the
+tabletop; a seed reproduces a run (robosuite's placement generator is reseeded in place). robosuite runs at
+~150 steps/s on a quiet machine (tens here): keep batches small.
 """
 
 from __future__ import annotations
@@ -82,9 +83,7 @@ def _controller_config(robosuite: Any, control_freq: int) -> dict[str, Any]:
 class _Task:
     """One robosuite env and what our contract needs from it: the object, the frame, the goal."""
 
-    def __init__(
-        self, robosuite: Any, skill: str, config: RobosuiteEnvConfig, seed: int, noise: float
-    ) -> None:
+    def __init__(self, robosuite: Any, skill: str, config: RobosuiteEnvConfig, seed: int) -> None:
         self.skill = skill
         kwargs: dict[str, Any] = {}
         if skill == "bin_pick_place":
@@ -100,7 +99,7 @@ class _Task:
             horizon=10**9,  # episodes end by our own time limit
             ignore_done=True,
             hard_reset=False,  # keep one MjModel, so the modder's edits stay in place
-            initialization_noise={"magnitude": noise, "type": "uniform"},
+            initialization_noise=None,  # robosuite draws it unseeded; ours is applied in reset
             seed=seed,
             **kwargs,
         )
@@ -157,8 +156,16 @@ class _Task:
             modder.mod_damping(joint, modder.joint_defaults[joint]["damping"] * params.joint_damping_scale)
         modder.update()
 
-    def reset(self, rng: np.random.Generator) -> None:
+    def reseed(self, seed: np.random.SeedSequence) -> None:
+        """Reseed robosuite's own generator in place (its placement samplers hold that very object)."""
+        self.env.rng.bit_generator.state = np.random.default_rng(seed).bit_generator.state
+
+    def reset(self, rng: np.random.Generator, joint_offset: np.ndarray | None) -> None:
         self.env.reset()
+        if joint_offset is not None:
+            robot = self.env.robots[0]
+            self.env.sim.data.qpos[robot._ref_joint_pos_indexes] += joint_offset
+            self.env.sim.forward()
         position = self.position()
         if self.skill == "pick_and_place":
             self.goal = carry_goal(rng, position[:2], float(position[2]), lambda _xy: True)
@@ -229,19 +236,20 @@ class RobosuiteSkillEnv(GoalVecEnv):
         self.control_dt = 1.0 / self.config.control_freq
         self.randomization = randomization
         streams = np.random.SeedSequence(seed).spawn(num_envs)
-        noise = 0.0 if randomization is None else randomization.arm_joint_noise_rad
-        self._tasks = [
-            _Task(robosuite, skill, self.config, int(s.generate_state(1)[0]), noise) for s in streams
-        ]
-        self._channels = [ActionChannel("pick_and_place") for _ in range(num_envs)]
+        self._tasks = [_Task(robosuite, skill, self.config, int(s.generate_state(1)[0])) for s in streams]
+        self._channels = [ActionChannel(skill) for _ in range(num_envs)]
         self._rngs: list[np.random.Generator] = []
-        self._streams = streams
         self._steps = np.zeros(num_envs, dtype=np.int64)
         self._returns = np.zeros(num_envs, dtype=np.float32)
         self._seed(seed)
 
     def _seed(self, seed: int) -> None:
-        self._rngs = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(self.num_envs)]
+        """Each env's goal, randomization and noise stream, and robosuite's placement one, from the seed."""
+        self._rngs = []
+        for task, child in zip(self._tasks, np.random.SeedSequence(seed).spawn(self.num_envs), strict=True):
+            ours, placement = child.spawn(2)
+            self._rngs.append(np.random.default_rng(ours))
+            task.reseed(placement)
 
     def reset(self, seed: int | None = None) -> GoalObservation:
         if seed is not None:
@@ -295,7 +303,7 @@ class RobosuiteSkillEnv(GoalVecEnv):
         config, rng = self.randomization, self._rngs[i]
         params = None if config is None else sample_episode(config, rng, PANDA_ARM_JOINTS, 1)
         self._tasks[i].randomize(params)
-        self._tasks[i].reset(rng)
+        self._tasks[i].reset(rng, None if params is None else params.arm_joint_offset)
         self._channels[i].reset(0 if params is None else params.action_latency_steps)
         self._steps[i], self._returns[i] = 0, 0.0
         return self._observe(i)

@@ -30,6 +30,9 @@ def test_robosuite_tasks_run_with_the_tabletop_layout(skill: str) -> None:
                 reward, env.compute_reward(final["achieved_goal"], final["desired_goal"])
             )
         assert truncated.all() and info["episode_length"][0] == 3
+        again = env.reset(seed=0)  # reseeds goals, randomization, noise and robosuite's placement
+        for key in start:
+            np.testing.assert_allclose(again[key], start[key], atol=1e-6)
 
 
 def test_the_tabletop_expert_moves_robosuites_cube_the_same_way() -> None:
