@@ -34,6 +34,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--randomize", action="store_true", help="domain randomization (the default config)")
     parser.add_argument("--num-envs", type=int, default=10, help="envs stepped as one batch")
     parser.add_argument("--seed", type=int, default=12345, help="seed of the evaluation episodes")
+    parser.add_argument(
+        "--max-episode-steps", type=int, help="episode length (default: the backend's own for the skill)"
+    )
     parser.add_argument("--json", type=Path, help="write the result here")
     args = parser.parse_args(argv)
     if args.episodes < 1 or args.num_envs < 1:
@@ -46,7 +49,9 @@ def main(argv: list[str]) -> int:
         return 1
     skill = args.skill or info.skills[0]
     try:
-        env = env_by_name(args.backend, skill, min(args.num_envs, args.episodes), args.seed, args.randomize)
+        options = {} if args.max_episode_steps is None else {"max_episode_steps": args.max_episode_steps}
+        num_envs = min(args.num_envs, args.episodes)
+        env = env_by_name(args.backend, skill, num_envs, args.seed, args.randomize, **options)
         check_layouts(info, env, str(args.policy))
     except (ValueError, ImportError) as err:
         print(f"hgpo eval-skills: {err}", file=sys.stderr)
@@ -60,6 +65,7 @@ def main(argv: list[str]) -> int:
         "backend": args.backend,
         "randomize": args.randomize,
         "seed": args.seed,
+        "max_episode_steps": env.max_episode_steps,
         **result.as_dict(),
         "wall_time_s": round(time.perf_counter() - start, 2),
     }

@@ -51,6 +51,7 @@ class RunSummary:
     train_time_s: float
     """Wall-clock seconds spent training, evaluations excluded."""
     wall_time_s: float
+    """Wall-clock seconds of this invocation (a resumed run counts from its restart)."""
     final: EvalResult
     reached_target_at: int | None
     """Env steps at the first evaluation reaching target_success, if any."""
@@ -120,7 +121,7 @@ class OffPolicyRunner:
             if self.demos is not None:
                 collect_demonstrations(env, self.demos, config.demos, agent)
 
-        start_wall, wall_before = time.perf_counter(), self.train_time_s
+        start_wall = time.perf_counter()
         bar = tqdm(
             total=config.env_steps,
             initial=self.env_steps,
@@ -179,10 +180,8 @@ class OffPolicyRunner:
                     self.reached_target_at = self.reached_target_at or self.env_steps
                     stop = True
                 tick = time.perf_counter()
-            if (
-                config.time_budget_s
-                and wall_before + time.perf_counter() - start_wall >= config.time_budget_s
-            ):
+            trained_s = self.train_time_s + time.perf_counter() - tick
+            if config.time_budget_s and trained_s >= config.time_budget_s:
                 stop = True
             if self.env_steps >= next_checkpoint:
                 next_checkpoint += config.checkpoint_every
@@ -199,7 +198,7 @@ class OffPolicyRunner:
             run_dir=self.run_dir,
             env_steps=self.env_steps,
             train_time_s=self.train_time_s,
-            wall_time_s=wall_before + time.perf_counter() - start_wall,
+            wall_time_s=time.perf_counter() - start_wall,
             final=self.evaluations[-1][1],
             reached_target_at=self.reached_target_at,
         )
