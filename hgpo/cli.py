@@ -27,6 +27,18 @@ COMMANDS: Commands = {
         "a planner (llm or expert) on the tabletop tasks in-process: success, invalid outputs, latency",
     ),
     "alfworld": ("hgpo.alfworld:main", "ALFWorld: make-games, eval (success per task type), demos"),
+    "train-skills": (
+        "hgpo.train_skills:main",
+        "train goal-conditioned skills with SAC + HER: run folders, checkpoints and a success table",
+    ),
+    "eval-skills": (
+        "hgpo.eval_skills:main",
+        "success rate of a skill policy (checkpoint or ONNX) over N episodes, optionally randomized",
+    ),
+    "export-onnx": (
+        "hgpo.export_onnx:main",
+        "export a skill actor checkpoint to an ONNX policy file, checked against torch",
+    ),
 }
 
 

@@ -12,6 +12,7 @@ import enum
 import math
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 from geometry_msgs.msg import TwistStamped
@@ -24,11 +25,11 @@ from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallb
 from rclpy.node import Node
 from std_msgs.msg import Float64
 
-from policies.control import ExecutionStatus, SubgoalExecution, make_skill_policy
+from policies.control import ExecutionStatus, SkillPolicyConfig, SubgoalExecution, make_skill_policy
 from ros_nodes.conversions import scene_from_msg, subgoal_from_msg
 from ros_nodes.estop import EmergencyStopError, EstopMonitor
 from ros_nodes.node_main import Parameters, log_outcome, run_node
-from sim.tabletop import SceneState, SubgoalError, WorldConfig, action_to_command
+from sim.tabletop import SKILLS, SceneState, SubgoalError, WorldConfig, action_to_command
 
 
 class Ending(enum.Enum):
@@ -63,11 +64,22 @@ class Controller(Node):
             "first_scene_timeout_s", 10.0, "at start-up, wait this long for the bridge's first SceneState (s)"
         )
         self.frame_id = p("frame_id", "world", "frame of the published twist")
-        policy = p("policy", "expert", "skill policy backend")
+        policy = p("policy", "expert", "skill policy backend: onnx (learned) or expert (scripted)")
+        model_dir = p("model_dir", "", "onnx: folder of <skill>/policy.onnx files; empty: the shipped ones")
+        fallback = p("fallback_policy", "expert", "onnx: backend for skills without a file; none: they fail")
         self.command_scale = WorldConfig(
             max_speed=p.positive("max_linear_speed", 0.25, "twist at a full action (m/s)")
         )
-        self.policy = make_skill_policy(policy)
+        config = SkillPolicyConfig(Path(model_dir) if model_dir else None, fallback)
+        self.policy = make_skill_policy(policy, config)  # a bad policy file: exit 2 with its error
+        if policy == "onnx":  # onnxruntime is imported only by nodes that use it (it is slow to load)
+            from policies.control.onnx_skill_policy import OnnxSkillPolicy
+
+            assert isinstance(self.policy, OnnxSkillPolicy)
+            for skill in SKILLS:
+                self.get_logger().info(f"{skill}: {self.policy.source(skill)}")
+            for note in self.policy.deployment_differences(self.command_scale.max_speed, 1.0 / self.rate_hz):
+                self.get_logger().warning(note)
         self.estop = EstopMonitor(self)  # arm_bridge's latched e-stop: no subgoal starts or runs under it
 
         # The latest message and when it came; converted only when a tick reads it (100 Hz in, 25 Hz used).

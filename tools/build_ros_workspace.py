@@ -32,7 +32,12 @@ MSGS_SRC = REPO / "hgpo_ws" / "src" / "hgpo_msgs"
 NODES_PACKAGE = "hgpo"
 NODE_ENTRY_POINT_GROUP = "hgpo.nodes"
 # share/hgpo/<name> -> repository path, as a symlink install lays them out.
-SHARED_PATHS = {"launch": "launch", "config": "launch/config", "package.xml": "ros_nodes/package.xml"}
+SHARED_PATHS = {
+    "launch": "launch",
+    "config": "launch/config",
+    "package.xml": "ros_nodes/package.xml",
+    "policies": "policies/pretrained",  # the shipped skill policies, share/hgpo/policies/skills/<skill>/
+}
 
 # The wheels' generated CMake exports name the include dirs of the machine that built them.
 _WHEEL_PY_INCLUDE = re.compile(r"/opt/python/cp3\d+-cp3\d+/include/python3\.\d+")

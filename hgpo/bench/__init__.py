@@ -5,6 +5,11 @@ from __future__ import annotations
 from hgpo.cli import Commands, dispatch
 
 BENCHMARKS: Commands = {
+    "skills": (
+        "hgpo.bench.skills:main",
+        "our SAC+HER vs stable-baselines3 on Fetch: time and env steps to a target success",
+    ),
+    "envs": ("hgpo.bench.envs:main", "env steps per second of the batched skill environments"),
     "sim": ("hgpo.bench.sim:main", "expert success per tabletop task and the simulator's real-time factor"),
     "graph": (
         "hgpo.bench.graph:main",
@@ -15,6 +20,10 @@ BENCHMARKS: Commands = {
         "the real-arm graph on fake hardware: command latency, 50 vs 500 Hz arm, e-stop to standstill",
     ),
     "alfworld": ("hgpo.bench.alfworld:main", "ALFWorld commands/s, resets, expert success and episode time"),
+    "policy": (
+        "hgpo.bench.policy:main",
+        "skill policy latency (ONNX vs torch) and the controller's rate and jitter at 50 and 200 Hz",
+    ),
 }
 
 

@@ -38,6 +38,22 @@ class BenchGraphConfig:
     seeds: int = 3  # seeds 0..seeds-1 per task
     domain_id: int = 1 + os.getpid() % 100
     json: Path = Path("runs/bench/graph.json")
+    control_rate_hz: float = CONTROL_RATE_HZ  # the controller's rate (controller.yaml's, unless changed)
+    launch_args: tuple[str, ...] = ()  # extra `name:=value` arguments of sim.launch.xml, e.g. policy:=onnx
+
+
+def config_dir_with_control_rate(rate_hz: float, folder: Path) -> Path:
+    """A copy of launch/config whose controller runs at `rate_hz`: the launch file's `config_dir`."""
+    import yaml
+
+    source = Path(__file__).resolve().parents[2] / "launch" / "config"
+    folder.mkdir(parents=True, exist_ok=True)
+    for path in source.glob("*.yaml"):
+        data = yaml.safe_load(path.read_text())
+        if path.name == "controller.yaml":
+            data["/**/controller"]["ros__parameters"]["control_rate_hz"] = float(rate_hz)
+        (folder / path.name).write_text(yaml.safe_dump(data))
+    return folder
 
 
 def interval_stats(intervals: np.ndarray, nominal_hz: float) -> dict[str, float]:
@@ -116,8 +132,14 @@ def run(config: BenchGraphConfig) -> dict:
 
     env = dict(os.environ, ROS_DOMAIN_ID=str(config.domain_id), PYTHONUNBUFFERED="1")
     log = open(Path(config.json).with_suffix(".launch.log"), "w")  # noqa: SIM115 (closed below)
+    args = ["run_task:=false", "planner:=expert", *config.launch_args]
+    if config.control_rate_hz != CONTROL_RATE_HZ:
+        folder = config_dir_with_control_rate(
+            config.control_rate_hz, Path(config.json).with_suffix(".config")
+        )
+        args.append(f"config_dir:={folder}")
     launch = subprocess.Popen(
-        [sys.executable, "-m", "hgpo.cli", "launch", "sim", "run_task:=false", "planner:=expert"],
+        [sys.executable, "-m", "hgpo.cli", "launch", "sim", *args],
         env=env,
         stdout=log,
         stderr=subprocess.STDOUT,
@@ -139,7 +161,13 @@ def run(config: BenchGraphConfig) -> dict:
     node.create_subscription(SubgoalStatus, "subgoal_status", on_status, 100)
     executor = SingleThreadedExecutor()
     executor.add_node(node)
-    spinner = threading.Thread(target=executor.spin, daemon=True)
+    stop = threading.Event()
+
+    def spin() -> None:  # stopped between callbacks: shutting an executor down mid-spin races its teardown
+        while not stop.is_set():
+            executor.spin_once(timeout_sec=0.1)
+
+    spinner = threading.Thread(target=spin, daemon=True)
     spinner.start()
     client: ActionClient[RunTask.Goal, RunTask.Result, RunTask.Feedback] = ActionClient(
         node, RunTask, "run_task"
@@ -169,8 +197,9 @@ def run(config: BenchGraphConfig) -> dict:
                     flush=True,
                 )
     finally:
-        executor.shutdown()
+        stop.set()
         spinner.join(timeout=5)
+        executor.shutdown()
         node.destroy_node()
         rclpy.try_shutdown()
         _stop(launch)
@@ -181,7 +210,7 @@ def run(config: BenchGraphConfig) -> dict:
     return {
         "episodes": episodes,
         "bridge_scene_state": {**bridge, "real_time_factor": bridge["rate_hz"] / BRIDGE_RATE_HZ},
-        "controller_cmd_twist": interval_stats(control_intervals(events), CONTROL_RATE_HZ),
+        "controller_cmd_twist": interval_stats(control_intervals(events), config.control_rate_hz),
     }
 
 

@@ -2,7 +2,13 @@
 
 from policies.control.execution import ControlStep, ExecutionStatus, SubgoalExecution
 from policies.control.rollout import SubgoalResult, execute_subgoal
-from policies.control.skill_policy import SKILL_POLICIES, ExpertSkillPolicy, SkillPolicy, make_skill_policy
+from policies.control.skill_policy import (
+    SKILL_POLICIES,
+    ExpertSkillPolicy,
+    SkillPolicy,
+    SkillPolicyConfig,
+    make_skill_policy,
+)
 
 __all__ = [
     "SKILL_POLICIES",
@@ -10,6 +16,7 @@ __all__ = [
     "ExecutionStatus",
     "ExpertSkillPolicy",
     "SkillPolicy",
+    "SkillPolicyConfig",
     "SubgoalExecution",
     "SubgoalResult",
     "execute_subgoal",

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 import numpy as np
@@ -27,10 +29,33 @@ class ExpertSkillPolicy:
         return expert_action(subgoal, state)
 
 
-SKILL_POLICIES: dict[str, Callable[[], SkillPolicy]] = {"expert": ExpertSkillPolicy}
+@dataclass(frozen=True)
+class SkillPolicyConfig:
+    """What a backend needs beyond its name (the expert needs nothing)."""
+
+    model_dir: Path | None = None
+    """Folder of `<skill>/policy.onnx` files for `onnx`; None: the shipped pretrained policies."""
+    fallback: str = "expert"
+    """Backend for skills without a policy file under `onnx`; "none": their subgoals fail."""
 
 
-def make_skill_policy(name: str) -> SkillPolicy:
+def _onnx(config: SkillPolicyConfig) -> SkillPolicy:
+    from policies.control.onnx_skill_policy import SHIPPED_MODEL_DIR, OnnxSkillPolicy  # onnxruntime: on use
+
+    fallback = None if config.fallback == "none" else make_skill_policy(config.fallback)
+    if isinstance(fallback, OnnxSkillPolicy):
+        raise ValueError("the fallback of the onnx skill policy cannot be onnx itself")
+    return OnnxSkillPolicy(config.model_dir or SHIPPED_MODEL_DIR, fallback)
+
+
+SKILL_POLICIES: dict[str, Callable[[SkillPolicyConfig], SkillPolicy]] = {
+    "expert": lambda _config: ExpertSkillPolicy(),
+    "onnx": _onnx,
+}
+
+
+def make_skill_policy(name: str, config: SkillPolicyConfig | None = None) -> SkillPolicy:
+    """The backend called `name`; ValueError listing the known ones, PolicyFileError for a bad policy file."""
     if name not in SKILL_POLICIES:
         raise ValueError(f"unknown skill policy {name!r}; known: {', '.join(sorted(SKILL_POLICIES))}")
-    return SKILL_POLICIES[name]()
+    return SKILL_POLICIES[name](config or SkillPolicyConfig())

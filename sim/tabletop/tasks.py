@@ -83,7 +83,8 @@ def _pick_place(rng: np.random.Generator, ranges: LayoutRanges) -> tuple[str, La
     return f"put the {_words(obj)} on the {_words(plate)}", layout, (Atom("on", (obj, plate)),)
 
 
-def _segment_distance(point: np.ndarray, start: np.ndarray, end: np.ndarray) -> float:
+def segment_distance(point: np.ndarray, start: np.ndarray, end: np.ndarray) -> float:
+    """Distance from a point to the segment start-end."""
     span = end - start
     t = np.clip(np.dot(point - start, span) / np.dot(span, span), 0.0, 1.0)
     return float(np.linalg.norm(point - (start + t * span)))
@@ -100,7 +101,7 @@ def _push(rng: np.random.Generator, ranges: LayoutRanges) -> tuple[str, Layout, 
             return True
         start = placed[obj]
         run_up = start - PUSH_RUN_UP * (goal - start) / np.linalg.norm(goal - start)
-        return _segment_distance(xy, run_up, goal) >= PUSH_CORRIDOR
+        return segment_distance(xy, run_up, goal) >= PUSH_CORRIDOR
 
     order = (obj, *(b for b in BLOCKS if b != obj))
     layout = sample_blocks(rng, ranges, plates, clear_path, order)

@@ -9,6 +9,7 @@ import mujoco
 import numpy as np
 
 from sim.tabletop.ik import EndEffectorServo, IKConfig, Workspace
+from sim.tabletop.layout import Layout
 from sim.tabletop.model import (
     ARM_JOINTS,
     BLOCKS,
@@ -87,24 +88,47 @@ class TabletopWorld:
             self.config.max_target_lead,
             self.config.ik,
         )
+        self._arm_range = np.array([self.model.joint(j).range for j in ARM_JOINTS])
+        self.data.qpos[self._arm_qpos] = HOME_QPOS
+        mujoco.mj_kinematics(self.model, self.data)
+        self._home_rotation = _frozen(self.data.site_xmat[self._site].reshape(3, 3))
+        mujoco.mj_resetData(self.model, self.data)
         self._renderer: mujoco.Renderer | None = None
         self._sync()
 
     def reset(self, task: Task) -> SceneState:
         """Put the arm at home with the gripper open and the blocks and plates where the task says."""
+        return self.reset_layout(task.layout)
+
+    def reset_layout(
+        self, layout: Layout, grip_start: np.ndarray | None = None, joint_offset: np.ndarray | None = None
+    ) -> SceneState:
+        """Reset to a layout with the gripper open; the arm at home unless told otherwise.
+
+        grip_start (3,) moves the grip point there by kinematics alone, keeping the home orientation (gripper
+        pointing down); joint_offset (7,) is then added to the arm's joints (initial-pose randomization: it
+        moves the grip point and tilts the gripper a little, and the servo holds that tilt).
+        """
         model, data = self.model, self.data
         mujoco.mj_resetData(model, data)
         data.qpos[self._arm_qpos] = HOME_QPOS
         data.qpos[self._finger_qpos] = MAX_GRIPPER_WIDTH / 2
+        if grip_start is not None:
+            mujoco.mj_kinematics(model, data)
+            mujoco.mj_comPos(model, data)
+            self._servo.place(data, np.asarray(grip_start, dtype=np.float64), self._home_rotation)
+        if joint_offset is not None:
+            arm = data.qpos[self._arm_qpos] + joint_offset
+            data.qpos[self._arm_qpos] = np.clip(arm, self._arm_range[:, 0], self._arm_range[:, 1])
         self._block_sizes = self._read_block_sizes()
         for index, name in enumerate(BLOCKS):
-            x, y, yaw = task.layout.blocks[name]
+            x, y, yaw = layout.blocks[name]
             z = TABLE_TOP_Z + self._block_sizes[index, 2] / 2
             data.qpos[self._block_pose[index]] = (x, y, z, np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2))
         for index, name in enumerate(PLATES):
-            x, y = task.layout.plates[name]
+            x, y = layout.plates[name]
             data.mocap_pos[self._plate_mocap[index]] = (x, y, TABLE_TOP_Z + PLATE_SIZE[2] / 2)
-        data.ctrl[: len(ARM_JOINTS)] = HOME_QPOS
+        data.ctrl[: len(ARM_JOINTS)] = data.qpos[self._arm_qpos]
         data.ctrl[self._gripper_actuator] = MAX_GRIPPER_WIDTH
         mujoco.mj_forward(model, data)
         self._servo.reset(data)

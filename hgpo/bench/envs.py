@@ -1,0 +1,124 @@
+"""`hgpo bench envs`: env steps per second of the batched skill environments by skill, batch size, threads.
+
+Random actions, auto-resets included (they are part of every training run), randomization as asked.
+One env step is one control step of one environment (25 Hz, 20 physics steps on the tabletop).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from tqdm import tqdm
+
+from hgpo.bench.report import table, write_json
+from sim.skill_env import BACKENDS, DEFAULT_RANDOMIZATION_FILE, RandomizationConfig, make_skill_env
+
+
+@dataclass(frozen=True)
+class BenchEnvsConfig:
+    backend: str = "mujoco"
+    skills: tuple[str, ...] = ("reach", "push", "pick_and_place")
+    num_envs: tuple[int, ...] = (1, 4, 16)
+    threads: tuple[int, ...] = (0,)  # 0: one per available core (the env's default)
+    seconds: float = 5.0  # measured wall time per configuration, after a warm-up step
+    randomize: bool = False  # the shipped randomization.yaml
+    json: Path = Path("runs/bench/envs.json")
+
+
+def measure(config: BenchEnvsConfig, skill: str, num_envs: int, threads: int) -> dict[str, Any]:
+    options: dict[str, Any] = {"num_threads": threads} if config.backend == "mujoco" else {}
+    randomization = RandomizationConfig.load(DEFAULT_RANDOMIZATION_FILE) if config.randomize else None
+    rng = np.random.default_rng(0)
+    with make_skill_env(
+        config.backend, skill, num_envs, seed=0, randomization=randomization, **options
+    ) as env:
+        env.reset()
+        env.step(rng.uniform(-1, 1, (num_envs, env.action_dim)))
+        steps, resets = 0, 0
+        started = time.perf_counter()
+        while (elapsed := time.perf_counter() - started) < config.seconds:
+            result = env.step(rng.uniform(-1, 1, (num_envs, env.action_dim)))
+            steps += num_envs
+            resets += int(result.truncated.sum() + result.terminated.sum())
+        used = getattr(env, "num_threads", 1)  # the mujoco backend says how many it used
+    return {
+        "skill": skill,
+        "num_envs": num_envs,
+        "threads": int(used),
+        "env_steps": steps,
+        "episodes_ended": resets,
+        "seconds": elapsed,
+        "env_steps_per_s": steps / elapsed,
+        "real_time_factor": steps * env.control_dt / elapsed,
+    }
+
+
+def _parse(argv: list[str]) -> BenchEnvsConfig:
+    default = BenchEnvsConfig()
+    parser = argparse.ArgumentParser(prog="hgpo bench envs", description=__doc__)
+    parser.add_argument("--backend", choices=list(BACKENDS), default=default.backend, help="(%(default)s)")
+    parser.add_argument(
+        "--skills", nargs="+", default=list(default.skills), metavar="SKILL", help="(%(default)s)"
+    )
+    parser.add_argument(
+        "--num-envs", nargs="+", type=int, default=list(default.num_envs), metavar="N", help="(%(default)s)"
+    )
+    parser.add_argument(
+        "--threads",
+        nargs="+",
+        type=int,
+        default=list(default.threads),
+        metavar="T",
+        help="mujoco stepping threads; 0 = one per core (%(default)s)",
+    )
+    parser.add_argument(
+        "--seconds", type=float, default=default.seconds, help="wall time per configuration (%(default)s)"
+    )
+    parser.add_argument("--randomize", action="store_true", help="use the shipped randomization.yaml")
+    parser.add_argument(
+        "--json", type=Path, default=default.json, help="where to write the figures (%(default)s)"
+    )
+    args = parser.parse_args(argv)
+    known = BACKENDS[args.backend].skills
+    for skill in args.skills:
+        if skill not in known:
+            parser.error(f"backend {args.backend!r} has no skill {skill!r}; known: {', '.join(known)}")
+    if min(args.num_envs) < 1 or min(args.threads) < 0 or args.seconds <= 0:
+        parser.error("--num-envs must be >= 1, --threads >= 0 and --seconds > 0")
+    return BenchEnvsConfig(
+        backend=args.backend,
+        skills=tuple(args.skills),
+        num_envs=tuple(args.num_envs),
+        threads=tuple(args.threads),
+        seconds=args.seconds,
+        randomize=args.randomize,
+        json=args.json,
+    )
+
+
+def main(argv: list[str]) -> int:
+    config = _parse(argv)
+    cases = [(s, n, t) for s in config.skills for n in config.num_envs for t in config.threads]
+    results = [measure(config, *case) for case in tqdm(cases, desc="bench envs", unit="case", leave=False)]
+    print(
+        f"\n{config.backend} skill environments, random actions, "
+        f"{'randomized' if config.randomize else 'nominal'}, {config.seconds:g} s per case"
+    )
+    print(
+        table(
+            ["skill", "num_envs", "threads", "env steps/s", "real-time factor"],
+            [
+                [r["skill"], r["num_envs"], r["threads"], round(r["env_steps_per_s"]), r["real_time_factor"]]
+                for r in results
+            ],
+        )
+    )
+    record = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(config).items()}
+    write_json(config.json, "envs", record, {"cases": results})
+    print(f"\nwrote {config.json}")
+    return 0

@@ -1,0 +1,91 @@
+"""`hgpo train-skills [CONFIG ...]`: train goal-conditioned skills, each in a run folder; a success table."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from hgpo.bench.report import table
+from policies.skills.config import CONFIG_DIR, TrainConfig, load_config, with_overrides
+from policies.skills.runner import OffPolicyRunner
+
+
+def _overrides(args: argparse.Namespace) -> dict[str, Any]:
+    names = ("backend", "seed", "env_steps", "time_budget_s", "num_envs", "randomize", "eval_episodes")
+    return {name: getattr(args, name) for name in names if getattr(args, name) is not None}
+
+
+def main(argv: list[str]) -> int:
+    shipped = ", ".join(sorted(p.stem for p in CONFIG_DIR.glob("*.yaml")))
+    parser = argparse.ArgumentParser(
+        prog="hgpo train-skills",
+        description="Train goal-conditioned skills (SAC + hindsight experience replay) on a batched env "
+        "backend. Each config gets a run folder (config, metrics, TensorBoard logs, curves.png, "
+        "checkpoints); a run folder that already has a checkpoint is resumed. Ends with a success table.",
+    )
+    parser.add_argument(
+        "configs", nargs="*", default=["reach"], help=f"YAML configs, by path or shipped name ({shipped})"
+    )
+    parser.add_argument("--runs-dir", type=Path, default=Path("runs/skills"), help="parent of run folders")
+    parser.add_argument("--run-name", help="run folder name (one config only); default: SKILL-seedN-TIME")
+    parser.add_argument(
+        "--resume", type=Path, help="continue the run in this folder from its checkpoint"
+    )
+    parser.add_argument("--backend", help="env backend: mujoco, gymnasium, robosuite, isaacgym")
+    parser.add_argument("--seed", type=int)
+    parser.add_argument("--env-steps", type=int, help="total env transitions")
+    parser.add_argument("--time-budget-s", type=float, help="stop after this much wall-clock time")
+    parser.add_argument("--num-envs", type=int)
+    parser.add_argument("--eval-episodes", type=int)
+    parser.add_argument(
+        "--randomize",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="domain randomization during training (default: as the config says)",
+    )
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar (logs and CI)")
+    args = parser.parse_args(argv)
+
+    jobs: list[tuple[TrainConfig, Path]] = []
+    try:
+        if args.resume is not None:
+            saved = args.resume / "config.yaml"
+            if not saved.is_file():
+                parser.error(
+                    f"--resume {args.resume}: no config.yaml (not a train-skills run folder)"
+                )
+            jobs.append((with_overrides(load_config(saved), _overrides(args)), args.resume))
+        else:
+            if args.run_name and len(args.configs) > 1:
+                parser.error("--run-name names one run; give one config with it")
+            stamp = time.strftime("%Y%m%d-%H%M%S")
+            for name in args.configs:
+                config = with_overrides(load_config(name), _overrides(args))
+                run_name = args.run_name or f"{config.skill}-seed{config.seed}-{stamp}"
+                jobs.append((config, args.runs_dir / run_name))
+    except (FileNotFoundError, ValueError) as err:
+        print(f"hgpo train-skills: {err}", file=sys.stderr)
+        return 2
+
+    rows = []
+    for config, run_dir in jobs:
+        summary = OffPolicyRunner(config, run_dir, progress=not args.no_progress).learn()
+        final = summary.final
+        rows.append(
+            [
+                summary.skill,
+                summary.backend,
+                summary.env_steps,
+                round(summary.wall_time_s),
+                f"{final.success_rate:.2f} ({final.episodes} ep)",
+                round(final.mean_return, 1),
+                str(summary.run_dir),
+            ]
+        )
+    print()
+    print(table(["skill", "backend", "env steps", "wall s", "success", "return", "run folder"], rows))
+    print("export a policy: hgpo export-onnx RUN_FOLDER/checkpoints/last.pt policy.onnx")
+    return 0

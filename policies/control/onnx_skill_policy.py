@@ -1,0 +1,139 @@
+"""The `onnx` skill policy backend: learned skills from a folder of exported policy files.
+
+The folder holds one `<skill>/policy.onnx` per learned skill (as `policies/pretrained/skills/` ships them).
+Each file is checked at load time against what deployment will feed it — the observation and goal layouts
+and version of `sim.skill_env.observation`, and learned-skill names that some planner skill maps to — so a
+wrong, old or foreign file stops the controller at start-up instead of steering the arm with nonsense.
+
+A planner skill is served by the file of its learned skill (`sim.skill_env.POLICY_SKILLS`: pick and place
+share pick_and_place). A skill with no file is executed by the fallback policy when one is configured
+(`fallback_policy: expert`, logged at start-up), otherwise its subgoals fail with a message naming the folder.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+import policies
+from policies.skills.onnx_contract import PolicyFileError
+from policies.skills.onnx_policy import OnnxPolicy
+from sim.skill_env import (
+    GOAL_LAYOUT,
+    OBSERVATION_LAYOUT,
+    OBSERVATION_VERSION,
+    POLICY_SKILLS,
+    policy_inputs,
+    skill_action,
+)
+from sim.tabletop import SceneState, Subgoal, SubgoalError
+
+if TYPE_CHECKING:
+    from policies.control.skill_policy import SkillPolicy
+
+SHIPPED_MODEL_DIR = Path(policies.__file__).resolve().parent / "pretrained" / "skills"
+"""The pretrained policies shipped with the code (also linked as share/hgpo/policies/skills)."""
+POLICY_FILE = "policy.onnx"
+
+
+class NoLearnedPolicyError(SubgoalError):
+    """A subgoal whose skill has no policy file and no fallback: the subgoal fails, the controller runs on."""
+
+
+def check_deployable(policy: OnnxPolicy) -> None:
+    """PolicyFileError unless the file reads the observation and goal that deployment computes."""
+    info, source = policy.info, policy.path
+    ours = tuple((name, 1) for name in OBSERVATION_LAYOUT), tuple((name, 1) for name in GOAL_LAYOUT)
+    for what, theirs, expected in (
+        ("observation", info.obs_layout, ours[0]),
+        ("goal", info.goal_layout, ours[1]),
+    ):
+        if theirs != expected:
+            raise PolicyFileError(
+                f"{source} was trained on the {what} layout {[n for n, _ in theirs]}, but the controller "
+                f"computes {[n for n, _ in expected]}: retrain it on the tabletop (mujoco) skill envs"
+            )
+    if info.observation_version != OBSERVATION_VERSION:
+        raise PolicyFileError(
+            f"{source} was trained on observation version {info.observation_version}, the controller "
+            f"computes version {OBSERVATION_VERSION}: retrain and re-export it"
+        )
+    unknown = sorted(set(info.skills) - set(POLICY_SKILLS.values()))
+    if unknown:
+        raise PolicyFileError(
+            f"{source} is for skills {unknown} that no planner skill uses; learned skills: "
+            f"{', '.join(sorted(set(POLICY_SKILLS.values())))}"
+        )
+
+
+def load_policy_folder(model_dir: str | os.PathLike[str]) -> dict[str, OnnxPolicy]:
+    """learned skill -> its checked policy, from every `*/policy.onnx` under the folder."""
+    folder = Path(model_dir)
+    if not folder.is_dir():
+        raise PolicyFileError(f"policy folder {folder} does not exist (expected <skill>/{POLICY_FILE} files)")
+    files = sorted(folder.glob(f"*/{POLICY_FILE}"))
+    if not files:
+        raise PolicyFileError(
+            f"no policy files (<skill>/{POLICY_FILE}) in {folder}: export one with hgpo export-onnx"
+        )
+    by_skill: dict[str, OnnxPolicy] = {}
+    for path in files:
+        policy = OnnxPolicy(path)
+        check_deployable(policy)
+        for skill in policy.info.skills:
+            if skill in by_skill:
+                raise PolicyFileError(f"two policy files for {skill!r}: {by_skill[skill].path} and {path}")
+            by_skill[skill] = policy
+    return by_skill
+
+
+class OnnxSkillPolicy:
+    """Learned skills from a policy folder; skills without a file go to `fallback` (or fail without one)."""
+
+    name = "onnx"
+
+    def __init__(self, model_dir: str | os.PathLike[str], fallback: SkillPolicy | None = None) -> None:
+        self.model_dir = Path(model_dir)
+        self.policies: Mapping[str, OnnxPolicy] = load_policy_folder(self.model_dir)
+        self.fallback = fallback
+
+    def source(self, planner_skill: str) -> str:
+        """What executes a planner skill: a policy file, the fallback, or nothing."""
+        policy = self.policies.get(POLICY_SKILLS.get(planner_skill, ""))
+        if policy is not None:
+            return f"{policy.path} (run {policy.info.run_id or 'unnamed'})"
+        return (
+            f"{self.fallback.name} (fallback: no policy file)" if self.fallback else "none: its subgoals fail"
+        )
+
+    def deployment_differences(self, max_speed: float, control_period_s: float) -> list[str]:
+        """How deployment differs from training (speed of a full action, control period): worth a warning,
+        since a policy's gains were learned at its training values, but not fatal."""
+        notes = []
+        for policy in {id(p): p for p in self.policies.values()}.values():
+            info = policy.info
+            if not np.isclose(info.action_scale, max_speed):
+                notes.append(
+                    f"{policy.path}: trained at {info.action_scale} m/s per full action, run at {max_speed}"
+                )
+            if not np.isclose(info.control_period_s, control_period_s):
+                period = (
+                    f"trained at a {info.control_period_s} s control period, run at {control_period_s:g} s"
+                )
+                notes.append(f"{policy.path}: {period}")
+        return notes
+
+    def act(self, subgoal: Subgoal, state: SceneState) -> np.ndarray:
+        learned, obs, goal = policy_inputs(subgoal, state)
+        policy = self.policies.get(learned)
+        if policy is None:
+            if self.fallback is None:
+                raise NoLearnedPolicyError(
+                    f"{subgoal}: no {learned} policy in {self.model_dir} and no fallback policy configured"
+                )
+            return self.fallback.act(subgoal, state)
+        return skill_action(learned, policy.act(obs, goal))

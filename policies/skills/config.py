@@ -1,0 +1,136 @@
+"""Training configuration: one YAML file per skill (`policies/skills/config/*.yaml`) loaded into dataclasses.
+
+Unknown keys are errors that list the known ones, so a typo never trains with a silent default.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml  # type: ignore[import-untyped]  # no stubs pinned
+
+from policies.skills.sac import SacConfig
+
+CONFIG_DIR = Path(__file__).parent / "config"
+
+
+@dataclass(frozen=True)
+class DemoConfig:
+    """Scripted-expert demonstrations in a second replay buffer (Nair et al. 2018); off with episodes 0."""
+
+    episodes: int = 0
+    """Expert episodes collected before training (0: no demonstrations)."""
+    action_noise: float = 0.0
+    """Std of Gaussian noise added to the expert's actions while collecting, for wider coverage."""
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Everything one `hgpo train-skills` run needs besides its output folder."""
+
+    skill: str
+    """The skill to train (an env task of the backend, e.g. reach, push, pick_and_place, FetchReach)."""
+    backend: str = "mujoco"
+    """Env backend: mujoco, gymnasium, robosuite or isaacgym."""
+    seed: int = 0
+    num_envs: int = 8
+    """Parallel envs stepped as one batch."""
+    randomize: bool = False
+    """Domain randomization during training (the backend's default randomization config)."""
+    env_options: dict[str, Any] = field(default_factory=dict)
+    """The backend's own options (mujoco: TabletopEnvConfig fields such as max_episode_steps)."""
+    env_steps: int = 100_000
+    """Total env transitions (summed over the parallel envs)."""
+    time_budget_s: float = 0.0
+    """Stop after this much wall-clock time (0: no limit)."""
+    target_success: float = 0.0
+    """Stop at the first evaluation reaching this success rate (0: never stop early)."""
+    learning_starts: int = 1_000
+    """Env transitions collected with random actions before the first gradient step."""
+    updates_per_step: float = 0.5
+    """Gradient steps per env transition (the update-to-data ratio)."""
+    buffer_size: int = 1_000_000
+    """Replay capacity in transitions."""
+    her_k: int = 4
+    """Relabelled goals per real one ("future" strategy)."""
+    eval_every: int = 5_000
+    """Env transitions between evaluations."""
+    eval_episodes: int = 20
+    """Deterministic episodes per evaluation."""
+    checkpoint_every: int = 20_000
+    """Env transitions between checkpoints (one is always written at the end)."""
+    torch_threads: int = 1
+    """torch intra-op threads; small MLPs run fastest on one core."""
+    sac: SacConfig = field(default_factory=SacConfig)
+    demos: DemoConfig = field(default_factory=DemoConfig)
+
+    def __post_init__(self) -> None:
+        if self.num_envs < 1 or self.env_steps < 1 or self.eval_episodes < 1:
+            raise ValueError("num_envs, env_steps and eval_episodes must be >= 1")
+        if self.updates_per_step < 0:
+            raise ValueError(f"updates_per_step must be >= 0, got {self.updates_per_step}")
+
+
+def _build(cls: type, data: Any, where: str) -> Any:
+    """A dataclass from a mapping, recursing into dataclass-typed fields; unknown keys are errors."""
+    if not isinstance(data, dict):
+        raise ValueError(f"{where}: expected a mapping, got {type(data).__name__}")
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - set(fields))
+    if unknown:
+        raise ValueError(f"{where}: unknown key(s) {', '.join(unknown)}; known: {', '.join(fields)}")
+    values = {}
+    for name, value in data.items():
+        kind = hints[name]
+        if dataclasses.is_dataclass(kind) and isinstance(kind, type):
+            values[name] = _build(kind, value, f"{where}.{name}")
+        elif isinstance(kind, types.GenericAlias) and kind.__origin__ is tuple:
+            values[name] = tuple(value)
+        else:
+            values[name] = value
+    try:
+        return cls(**values)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"{where}: {err}") from err
+
+
+def config_from_dict(data: dict[str, Any], where: str = "config") -> TrainConfig:
+    result: TrainConfig = _build(TrainConfig, data, where)
+    return result
+
+
+def load_config(path: str | Path) -> TrainConfig:
+    """Read a YAML training config; a path without a folder names a file of `policies/skills/config/`."""
+    path = Path(path)
+    if not path.exists() and path.parent == Path("."):
+        path = CONFIG_DIR / (path.name if path.suffix else f"{path.name}.yaml")
+    if not path.is_file():
+        known = ", ".join(sorted(p.stem for p in CONFIG_DIR.glob("*.yaml")))
+        raise FileNotFoundError(f"no training config {path}; shipped configs: {known}")
+    return config_from_dict(yaml.safe_load(path.read_text()) or {}, str(path))
+
+
+def with_overrides(config: TrainConfig, overrides: dict[str, Any]) -> TrainConfig:
+    """A copy with top-level fields replaced (the command line's --seed, --env-steps, ...)."""
+    return config_from_dict({**config_to_dict(config), **overrides})
+
+
+def config_to_dict(config: Any) -> dict[str, Any]:
+    """Plain data (lists for tuples) for YAML and JSON."""
+    data: dict[str, Any] = dataclasses.asdict(config)
+
+    def plain(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: plain(v) for k, v in value.items()}
+        if isinstance(value, tuple | list):
+            return [plain(v) for v in value]
+        return value
+
+    result: dict[str, Any] = plain(data)
+    return result

@@ -1,0 +1,40 @@
+"""The trainers' door to `sim.skill_env`: build a run's envs and describe a policy trained on them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from policies.skills.checkpoint import PolicyInfo
+from policies.skills.config import TrainConfig
+from sim.skill_env import DEFAULT_RANDOMIZATION_FILE, GoalVecEnv, make_skill_env
+from sim.tabletop import WorldConfig
+
+
+def env_by_name(
+    backend: str, skill: str, num_envs: int, seed: int, randomize: bool, **options: Any
+) -> GoalVecEnv:
+    """`num_envs` envs of a backend's skill, with the shipped domain randomization when asked."""
+    randomization = DEFAULT_RANDOMIZATION_FILE if randomize else None
+    return make_skill_env(
+        backend, skill, num_envs=num_envs, seed=seed, randomization=randomization, **options
+    )
+
+
+def make_env(config: TrainConfig, num_envs: int, seed: int) -> GoalVecEnv:
+    """The envs of a training run: its backend, skill, randomization and backend options."""
+    return env_by_name(config.backend, config.skill, num_envs, seed, config.randomize, **config.env_options)
+
+
+def policy_info(env: GoalVecEnv, run_id: str) -> PolicyInfo:
+    """PolicyInfo for an actor trained on `env`: one layout entry per named vector element.
+
+    A full action is the tabletop world's max_speed: the controller's `max_linear_speed` at deployment.
+    """
+    return PolicyInfo(
+        skills=(env.skill,),
+        obs_layout=tuple((name, 1) for name in env.observation_layout),
+        goal_layout=tuple((name, 1) for name in env.goal_layout),
+        action_scale=WorldConfig().max_speed,
+        control_period_s=env.control_dt,
+        run_id=run_id,
+    )

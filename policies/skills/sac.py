@@ -1,0 +1,201 @@
+"""Soft actor-critic (Haarnoja et al. 2018) for goal-conditioned skills, with an optional demonstration term.
+
+The algorithm only: `act` picks actions, `update` takes one gradient step on a batch; the runner owns the
+loop, the envs and the replay buffers. With demonstrations, a batch's demo rows add a behaviour-cloning
+loss on the actor, kept only where the critic rates the demonstrated action above the actor's own
+(the Q-filter of Nair et al. 2018, "Overcoming Exploration in Reinforcement Learning with Demonstrations").
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from policies.skills.her_buffer import Batch
+from policies.skills.networks import ActorConfig, GoalConditionedActor, GoalConditionedCritic
+
+
+@dataclass(frozen=True)
+class SacConfig:
+    """SAC's hyperparameters; one line of why beside the ones that matter most for goal reaching."""
+
+    hidden: tuple[int, ...] = (256, 256)
+    """Hidden widths of actor and critics."""
+    gamma: float = 0.98
+    """Discount; HER's reference value for 50-step episodes."""
+    tau: float = 0.05
+    """Polyak rate of the target critics (HER's reference uses 0.05)."""
+    actor_lr: float = 1e-3
+    critic_lr: float = 1e-3
+    alpha_lr: float = 1e-3
+    init_alpha: float = 0.1
+    """Initial entropy temperature; tuned automatically towards target_entropy."""
+    target_entropy: float | None = None
+    """Entropy target; None means -action_dim."""
+    batch_size: int = 256
+    """Transitions per gradient step (demo rows included)."""
+    clip_target: bool = True
+    """Clip TD targets to [-1 / (1 - gamma), 0], the range of a return of rewards in [-1, 0] (as HER does)."""
+    action_l2: float = 0.0
+    """Penalty on the squared pre-clipping action mean, keeping actions off the tanh saturation."""
+    demo_batch_size: int = 0
+    """Rows of each batch drawn from the demonstration buffer (0: no demonstrations)."""
+    bc_weight: float = 1.0
+    """Weight of the Q-filtered behaviour-cloning loss on demo rows."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "hidden", tuple(int(w) for w in self.hidden))
+        if not 0 < self.gamma < 1 or not 0 < self.tau <= 1:
+            raise ValueError(f"need 0 < gamma < 1 and 0 < tau <= 1, got gamma={self.gamma}, tau={self.tau}")
+        if not 0 <= self.demo_batch_size < self.batch_size:
+            raise ValueError(f"demo_batch_size must be in [0, batch_size), got {self.demo_batch_size}")
+
+
+@dataclass
+class UpdateStats:
+    """Means over the gradient steps since the last `pop`, for logging."""
+
+    sums: dict[str, float] = field(default_factory=dict)
+    count: int = 0
+
+    def add(self, values: dict[str, torch.Tensor]) -> None:
+        for name, value in values.items():
+            self.sums[name] = self.sums.get(name, 0.0) + float(value)
+        self.count += 1
+
+    def pop(self) -> dict[str, float]:
+        means = {name: total / max(self.count, 1) for name, total in self.sums.items()}
+        self.sums, self.count = {}, 0
+        return means
+
+
+def _tensors(batch: Batch) -> tuple[torch.Tensor, ...]:
+    return tuple(
+        torch.from_numpy(x)
+        for x in (batch.obs, batch.goal, batch.action, batch.reward, batch.next_obs, batch.terminated)
+    )
+
+
+class SAC:
+    """Actor, twin critics with targets, entropy temperature, and their optimizers."""
+
+    def __init__(self, actor_config: ActorConfig, config: SacConfig) -> None:
+        self.config = config
+        self.actor = GoalConditionedActor(actor_config)
+        self.critic = GoalConditionedCritic(actor_config)
+        self.critic_target = copy.deepcopy(self.critic).requires_grad_(False)
+        self.log_alpha = torch.tensor(math.log(config.init_alpha), requires_grad=True)
+        self.target_entropy = (
+            -float(actor_config.action_dim) if config.target_entropy is None else config.target_entropy
+        )
+        # fused Adam: one kernel per step instead of a handful per parameter tensor (CPU too since torch 2.4).
+        self.actor_optimizer = torch.optim.Adam(self.actor.parameters(), lr=config.actor_lr, fused=True)
+        self.critic_optimizer = torch.optim.Adam(self.critic.parameters(), lr=config.critic_lr, fused=True)
+        self.alpha_optimizer = torch.optim.Adam([self.log_alpha], lr=config.alpha_lr, fused=True)
+        self._critic_params: list[torch.Tensor] = list(self.critic.parameters())
+        self._target_params: list[torch.Tensor] = list(self.critic_target.parameters())
+        self.stats = UpdateStats()
+        low = -1.0 / (1.0 - config.gamma) if config.clip_target else -math.inf
+        self._target_range = (low, 0.0 if config.clip_target else math.inf)
+
+    @torch.no_grad()
+    def act(self, obs: torch.Tensor, goal: torch.Tensor, deterministic: bool = False) -> torch.Tensor:
+        """Actions (B, action_dim) in [-1, 1]: sampled while training, tanh(mean) when deterministic."""
+        if deterministic:
+            return self.actor(obs, goal)
+        return self.actor.sample(obs, goal)[0]
+
+    def observe(self, obs: torch.Tensor, goal: torch.Tensor, achieved: torch.Tensor) -> None:
+        """Fold collected observations into the normalizers; goals from both desired and achieved ones."""
+        self.actor.obs_normalizer.update(obs)
+        self.actor.goal_normalizer.update(torch.cat([goal, achieved]))
+
+    def update(self, batch: Batch, demo: Batch | None = None) -> None:
+        """One gradient step of critics, actor and temperature; `demo` rows get the Q-filtered BC term."""
+        obs, goal, action, reward, next_obs, terminated = _tensors(batch)
+        n_demo = 0
+        if demo is not None:
+            parts = _tensors(demo)
+            n_demo = parts[0].shape[0]
+            ours = (obs, goal, action, reward, next_obs, terminated)
+            obs, goal, action, reward, next_obs, terminated = (
+                torch.cat([a, b]) for a, b in zip(ours, parts, strict=True)
+            )
+        alpha = self.log_alpha.exp().detach()
+        gamma = self.config.gamma
+
+        with torch.no_grad():
+            next_action, next_log_prob = self.actor.sample(next_obs, goal)
+            next_q = self.critic_target(self.actor.normalize(next_obs, goal), next_action).min(0).values
+            target = reward + gamma * (1.0 - terminated) * (next_q - alpha * next_log_prob)
+            target = target.clamp(*self._target_range)
+            normalized = self.actor.normalize(obs, goal)
+        q = self.critic(normalized, action)
+        critic_loss = (q - target).square().mean(1).sum()
+        self.critic_optimizer.zero_grad(set_to_none=True)
+        critic_loss.backward()
+        self.critic_optimizer.step()
+
+        for param in self._critic_params:  # the actor's loss needs no gradient of the critic's weights
+            param.requires_grad = False
+        new_action, log_prob = self.actor.sample(obs, goal)
+        q_new = self.critic(normalized, new_action).min(0).values
+        actor_loss = (alpha * log_prob - q_new).mean()
+        if self.config.action_l2:
+            actor_loss = actor_loss + self.config.action_l2 * new_action.square().mean()
+        stats = {
+            "critic_loss": critic_loss.detach(),
+            "actor_loss": actor_loss.detach(),
+            "q": q.detach().mean(),
+        }
+        if n_demo:
+            demo_action = action[-n_demo:]
+            deterministic = self.actor(obs[-n_demo:], goal[-n_demo:])
+            with torch.no_grad():
+                q_demo = self.critic(normalized[-n_demo:], demo_action).min(0).values
+                q_policy = self.critic(normalized[-n_demo:], deterministic).min(0).values
+                keep = (q_demo > q_policy).float()
+            bc_loss = ((deterministic - demo_action).square().sum(-1) * keep).sum() / keep.sum().clamp(min=1)
+            actor_loss = actor_loss + self.config.bc_weight * bc_loss
+            stats["bc_loss"], stats["bc_kept"] = bc_loss.detach(), keep.mean()
+        self.actor_optimizer.zero_grad(set_to_none=True)
+        actor_loss.backward()
+        self.actor_optimizer.step()
+        for param in self._critic_params:
+            param.requires_grad = True
+
+        alpha_loss = -(self.log_alpha * (log_prob.detach() + self.target_entropy)).mean()
+        self.alpha_optimizer.zero_grad(set_to_none=True)
+        alpha_loss.backward()
+        self.alpha_optimizer.step()
+
+        with torch.no_grad():
+            torch._foreach_lerp_(self._target_params, self._critic_params, self.config.tau)
+        stats["alpha"] = alpha
+        stats["entropy"] = -log_prob.detach().mean()
+        self.stats.add(stats)
+
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "actor": self.actor.state_dict(),
+            "critic": self.critic.state_dict(),
+            "critic_target": self.critic_target.state_dict(),
+            "log_alpha": self.log_alpha.detach().clone(),
+            "actor_optimizer": self.actor_optimizer.state_dict(),
+            "critic_optimizer": self.critic_optimizer.state_dict(),
+            "alpha_optimizer": self.alpha_optimizer.state_dict(),
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.actor.load_state_dict(state["actor"])
+        self.critic.load_state_dict(state["critic"])
+        self.critic_target.load_state_dict(state["critic_target"])
+        with torch.no_grad():
+            self.log_alpha.copy_(state["log_alpha"])
+        self.actor_optimizer.load_state_dict(state["actor_optimizer"])
+        self.critic_optimizer.load_state_dict(state["critic_optimizer"])
+        self.alpha_optimizer.load_state_dict(state["alpha_optimizer"])

@@ -1,0 +1,136 @@
+"""The batched goal-conditioned environment contract: all that trainers, evaluators and benchmarks know.
+
+In the manner of rsl_rl's `VecEnv` and Isaac Gym tasks, one object steps `num_envs` independent episodes
+of one skill at once. Everything is a numpy array with the batch first:
+
+    env = make_skill_env("mujoco", "pick_and_place", num_envs=16, seed=0)
+    obs = env.reset()                      # {"observation": (16, obs_dim), "achieved_goal": (16, goal_dim),
+                                           #  "desired_goal": (16, goal_dim)}, float32
+    obs, reward, terminated, truncated, info = env.step(actions)   # actions (16, action_dim) in [-1, 1]
+    final = info["final_observation"]      # what the actions led to, before any auto-reset
+    reward == env.compute_reward(final["achieved_goal"], final["desired_goal"])
+
+Semantics, as gymnasium-robotics' Fetch tasks (so HER works unchanged):
+- The reward is sparse, -1 while the achieved goal is farther than `distance_threshold` (metres) from the
+  desired goal and 0 within it; `compute_reward` recomputes it for any (achieved, desired) pair, which is
+  what hindsight relabelling needs.
+- Episodes last `max_episode_steps` control steps and do not end on success: `truncated` is True at the
+  time limit. `terminated` is True only where a backend ends an episode for good (none of the tabletop
+  skills does); a trainer bootstraps through truncation and not through termination.
+- Auto-reset: an env whose episode ended is reset inside `step`, and the observation returned for it is
+  the first of its next episode. The observation its last action led to is in `info["final_observation"]`.
+
+Reserved `info` keys (every backend writes all of them, each an array over the batch):
+- `success` (bool): the achieved goal is within the threshold after this step (before any auto-reset);
+  at the last step of an episode it is the episode's success.
+- `time_outs` (bool): the episode ended by its time limit (equal to `truncated`; the rsl_rl name).
+- `is_action_valid` (bool): the action was finite and inside [-1, 1]. Non-finite entries are applied as 0
+  and out-of-range entries are clipped; the step still happens.
+- `final_observation` (dict like the observation): what this step's action led to, for every env, before
+  any auto-reset; rows of envs that did not end equal the returned observation. Store transitions with it.
+- `episode_return` (float32) and `episode_length` (int64): the sums over the episode that just ended,
+  valid where `terminated | truncated`, 0 elsewhere.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, NamedTuple
+
+import numpy as np
+
+GoalObservation = dict[str, np.ndarray]
+"""Keys `observation`, `achieved_goal`, `desired_goal`; float32 arrays of shape (num_envs, dim)."""
+OBSERVATION_KEYS = ("observation", "achieved_goal", "desired_goal")
+
+
+class StepResult(NamedTuple):
+    """What `GoalVecEnv.step` returns; unpacks like gymnasium's five-tuple."""
+
+    observation: GoalObservation
+    reward: np.ndarray
+    """(num_envs,) float32, -1 or 0."""
+    terminated: np.ndarray
+    """(num_envs,) bool."""
+    truncated: np.ndarray
+    """(num_envs,) bool."""
+    info: dict[str, Any]
+
+
+def goal_distance(achieved: np.ndarray, desired: np.ndarray) -> np.ndarray:
+    """Euclidean distance over the last axis, for any matching leading shape."""
+    return np.linalg.norm(np.asarray(achieved) - np.asarray(desired), axis=-1)
+
+
+def sparse_reward(achieved: np.ndarray, desired: np.ndarray, threshold: float) -> np.ndarray:
+    """-1 where the goals are farther apart than threshold, 0 within it (float32, leading shape)."""
+    return -(goal_distance(achieved, desired) > threshold).astype(np.float32)
+
+
+class GoalVecEnv(ABC):
+    """A batch of `num_envs` goal-conditioned episodes of one skill, stepped together.
+
+    Attributes every backend sets: `backend` and `skill` (registry names), `num_envs`, `obs_dim`,
+    `goal_dim`, `action_dim`, `max_episode_steps`, `control_dt` (seconds per step), `distance_threshold`
+    (metres) and the layouts: `observation_layout` / `goal_layout` / `action_layout`, one name per vector
+    entry (e.g. "ee_position.x"), which export writes into a policy's metadata so that deployment can
+    refuse a policy whose inputs it does not compute.
+    """
+
+    backend: str
+    skill: str
+    num_envs: int
+    max_episode_steps: int
+    control_dt: float
+    distance_threshold: float
+    observation_layout: tuple[str, ...]
+    goal_layout: tuple[str, ...]
+    action_layout: tuple[str, ...]
+
+    @property
+    def obs_dim(self) -> int:
+        return len(self.observation_layout)
+
+    @property
+    def goal_dim(self) -> int:
+        return len(self.goal_layout)
+
+    @property
+    def action_dim(self) -> int:
+        return len(self.action_layout)
+
+    @abstractmethod
+    def reset(self, seed: int | None = None) -> GoalObservation:
+        """Start a new episode in every env; with a seed, reseed first (the same seed gives the same run)."""
+
+    @abstractmethod
+    def step(self, actions: np.ndarray) -> StepResult:
+        """Apply one normalized action per env (shape (num_envs, action_dim)) for one control step."""
+
+    def compute_reward(self, achieved_goal: np.ndarray, desired_goal: np.ndarray) -> np.ndarray:
+        """The reward `step` gives, for any batch of goals of shape (..., goal_dim): for HER relabelling."""
+        return sparse_reward(achieved_goal, desired_goal, self.distance_threshold)
+
+    def goal_reached(self, achieved_goal: np.ndarray, desired_goal: np.ndarray) -> np.ndarray:
+        """Whether each achieved goal lies within the threshold of its desired goal (bool, leading shape)."""
+        return goal_distance(achieved_goal, desired_goal) <= self.distance_threshold
+
+    def close(self) -> None:  # noqa: B027 (optional hook: most backends hold nothing to free)
+        """Free what the backend holds (threads, simulators, renderers)."""
+
+    def __enter__(self) -> GoalVecEnv:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def check_actions(actions: np.ndarray, num_envs: int, action_dim: int) -> tuple[np.ndarray, np.ndarray]:
+    """Validate the batch's shape; return (actions as float64 with non-finite entries 0 and clipped to
+    [-1, 1], per-env `is_action_valid`). A wrong shape is a programming error and raises ValueError."""
+    array = np.asarray(actions, dtype=np.float64)
+    if array.shape != (num_envs, action_dim):
+        raise ValueError(f"actions must have shape ({num_envs}, {action_dim}), got {array.shape}")
+    finite = np.isfinite(array)
+    valid = np.all(finite & (np.abs(np.where(finite, array, 0.0)) <= 1.0), axis=1)
+    return np.clip(np.where(finite, array, 0.0), -1.0, 1.0), valid

@@ -1,0 +1,89 @@
+"""What a learned skill policy reads: the observation and goal vectors, built from a `SceneState`.
+
+This module is the contract between training and deployment. The tabletop environments build every
+observation with `observe`, and the controller node builds its inputs with `policy_inputs` from the
+`SceneState` it receives, so a policy sees the same numbers in both places. Only what a real arm's bridge
+can publish goes in: the grip point, the gripper width and object poses (no velocities).
+
+Layouts name each vector entry; export writes them, with `OBSERVATION_VERSION`, into the ONNX metadata,
+and the controller refuses a policy whose layout differs from the one it computes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from sim.tabletop.skills import Subgoal, ground
+from sim.tabletop.state import SceneState
+
+OBSERVATION_VERSION = 1
+"""Bumped whenever `observe` changes what it computes, so that old policy files fail loudly."""
+
+OBSERVATION_FIELDS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("ee_position", ("x", "y", "z")),  # grip point between the finger pads, world frame (m)
+    ("gripper_width", ("",)),  # distance between the finger pads (m)
+    ("object_position", ("x", "y", "z")),  # centre of the subgoal's object (m)
+    ("object_relative_position", ("x", "y", "z")),  # object_position - ee_position (m)
+    ("object_quaternion", ("w", "x", "y", "z")),  # object orientation, sign chosen so that w >= 0
+)
+OBSERVATION_LAYOUT: tuple[str, ...] = tuple(
+    f"{name}.{axis}" if axis else name for name, axes in OBSERVATION_FIELDS for axis in axes
+)
+"""One name per observation entry, in order."""
+GOAL_LAYOUT: tuple[str, ...] = ("goal.x", "goal.y", "goal.z")
+"""The goal vector: the point the skill drives to (grip point for reach, object centre otherwise)."""
+
+POLICY_SKILLS: Mapping[str, str] = {
+    "reach": "reach",
+    "pick": "pick_and_place",
+    "place": "pick_and_place",
+    "push": "push",
+}
+"""Planner skill (sim.tabletop.SKILLS) -> the learned skill that serves it. One pick_and_place policy serves
+both pick and place: their grounded goals are both object-centre points."""
+
+
+def observe(state: SceneState, obj: str) -> np.ndarray:
+    """The observation (float32, OBSERVATION_LAYOUT) of a scene for a subgoal about object `obj`."""
+    target = state.object(obj)
+    return observation_vector(
+        state.ee_position, np.array([state.gripper_width]), target.position, target.quaternion
+    )
+
+
+def observation_vector(
+    ee_position: np.ndarray,
+    gripper_width: np.ndarray,
+    object_position: np.ndarray,
+    object_quaternion: np.ndarray,
+) -> np.ndarray:
+    """`observe` on arrays with any leading batch shape (..., 3), (..., 1), (..., 3), (..., 4 as w x y z):
+    for backends that hold whole batches of poses (Isaac Gym), so that no second copy of the layout exists."""
+    ee = np.asarray(ee_position, dtype=np.float64)
+    position = np.asarray(object_position, dtype=np.float64)
+    quaternion = np.asarray(object_quaternion, dtype=np.float64)
+    quaternion = np.where(quaternion[..., :1] < 0, -quaternion, quaternion)
+    width = np.asarray(gripper_width, dtype=np.float64)
+    return np.concatenate([ee, width, position, position - ee, quaternion], axis=-1).astype(np.float32)
+
+
+def policy_skill(skill: str) -> str:
+    """The learned skill that serves a planner skill; ValueError listing the known ones otherwise."""
+    try:
+        return POLICY_SKILLS[skill]
+    except KeyError:
+        raise ValueError(
+            f"no learned skill serves {skill!r}; planner skills with one: {', '.join(POLICY_SKILLS)}"
+        ) from None
+
+
+def policy_inputs(subgoal: Subgoal, state: SceneState) -> tuple[str, np.ndarray, np.ndarray]:
+    """(learned skill, observation, goal) for a planner subgoal in a scene, as the controller feeds a policy.
+
+    The goal is the subgoal's grounding (`sim.tabletop.ground`), the object its first argument. Raises
+    the grounding's SubgoalError for a subgoal the scene cannot support.
+    """
+    goal = ground(subgoal, state).astype(np.float32)
+    return policy_skill(subgoal.skill), observe(state, subgoal.args[0]), goal

@@ -1,0 +1,54 @@
+"""`hgpo train-skills` and `hgpo eval-skills` as users run them: subprocesses of the real entry point."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def hgpo(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "hgpo.cli", *args], cwd=REPO, capture_output=True, text=True, timeout=timeout
+    )
+
+
+def test_train_then_evaluate_a_checkpoint_nominal_and_randomized(tmp_path: Path) -> None:
+    train = hgpo(
+        "train-skills", "reach", "--runs-dir", str(tmp_path), "--run-name", "smoke", "--env-steps", "200",
+        "--num-envs", "2", "--eval-episodes", "2", "--no-progress",
+    )  # fmt: skip
+    assert train.returncode == 0, train.stderr
+    assert "success" in train.stdout and "smoke" in train.stdout  # the end-of-run table
+    checkpoint = tmp_path / "smoke" / "checkpoints" / "last.pt"
+    assert checkpoint.is_file() and (tmp_path / "smoke" / "curves.png").is_file()
+
+    for extra in ([], ["--randomize"]):
+        out = tmp_path / f"eval{len(extra)}.json"
+        result = hgpo(
+            "eval-skills", "--policy", str(checkpoint), "--skill", "reach", "--episodes", "3",
+            "--num-envs", "3", "--json", str(out), *extra,
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        record = json.loads(out.read_text())
+        assert record["episodes"] == 3 and 0.0 <= record["success_rate"] <= 1.0
+        assert record["randomize"] is bool(extra)
+
+
+def test_eval_refuses_a_bad_policy_file_and_a_mismatched_skill(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.pt"
+    bad.write_bytes(b"garbage")
+    result = hgpo("eval-skills", "--policy", str(bad), "--skill", "reach", "--episodes", "1")
+    assert result.returncode == 1
+    assert "not a readable torch file" in result.stderr and "Traceback" not in result.stderr
+    missing = hgpo("eval-skills", "--policy", str(tmp_path / "none.pt"), "--episodes", "1")
+    assert missing.returncode == 1 and "does not exist" in missing.stderr
+
+
+def test_train_rejects_an_unknown_config_with_the_known_ones() -> None:
+    result = hgpo("train-skills", "no_such_skill")
+    assert result.returncode == 2
+    assert "no training config" in result.stderr and "reach" in result.stderr

@@ -1,0 +1,114 @@
+"""The `onnx` skill policy backend: a policy file drives a tabletop subgoal; bad files fail at load."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import onnx
+import pytest
+
+from policies.control import SkillPolicyConfig, execute_subgoal, make_skill_policy
+from policies.control.onnx_skill_policy import SHIPPED_MODEL_DIR, NoLearnedPolicyError, OnnxSkillPolicy
+from policies.skills.onnx_contract import PolicyFileError
+from sim.tabletop import Subgoal, TabletopWorld, WorldConfig, make_task
+from tests.skill_policy_files import write_policy_folder
+
+
+@pytest.fixture(scope="module")
+def policy_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_policy_folder(tmp_path_factory.mktemp("policies"))
+
+
+def copy_with_metadata(policy_dir: Path, tmp_path: Path, **changes: str) -> Path:
+    """A copy of the policy folder whose reach file has some metadata entries replaced."""
+    model = onnx.load(str(policy_dir / "reach" / "policy.onnx"))
+    metadata = {p.key: p.value for p in model.metadata_props} | changes
+    onnx.helper.set_model_props(model, metadata)
+    (tmp_path / "reach").mkdir()
+    onnx.save(model, str(tmp_path / "reach" / "policy.onnx"))
+    return tmp_path
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_policy_file_drives_reach_to_success(policy_dir: Path, seed: int) -> None:
+    policy = make_skill_policy("onnx", SkillPolicyConfig(policy_dir, fallback="none"))
+    world = TabletopWorld(WorldConfig(control_dt=0.01))
+    state = world.reset(make_task("stack", seed))
+    subgoal = Subgoal("reach", (state.names("block")[seed % 4],))
+    result = execute_subgoal(world, subgoal, policy, timeout_s=10.0, action_hold=4)
+    assert result.success, result.message
+
+
+def test_skill_without_a_file_uses_the_fallback_or_fails_clearly(policy_dir: Path) -> None:
+    state = TabletopWorld(WorldConfig()).reset(make_task("pick_place", 0))
+    pick = Subgoal("pick", (state.names("block")[0],))
+    with_expert = make_skill_policy("onnx", SkillPolicyConfig(policy_dir))
+    assert isinstance(with_expert, OnnxSkillPolicy)
+    assert with_expert.source("pick") == "expert (fallback: no policy file)"
+    assert "proportional-reach-test" in with_expert.source("reach")
+    assert with_expert.act(pick, state).shape == (4,)
+    assert with_expert.deployment_differences(0.25, 0.04) == []
+    assert [n.split(": ")[1] for n in with_expert.deployment_differences(0.5, 0.005)] == [
+        "trained at 0.25 m/s per full action, run at 0.5",
+        "trained at a 0.04 s control period, run at 0.005 s",
+    ]
+    strict = make_skill_policy("onnx", SkillPolicyConfig(policy_dir, fallback="none"))
+    with pytest.raises(NoLearnedPolicyError, match="no pick_and_place policy in .* no fallback"):
+        strict.act(pick, state)
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"hgpo_contract_version": "99"}, "contract version 99, this code reads version 1"),
+        ({"hgpo_contract": "something-else"}, "is not an HGPO skill policy"),
+        ({"obs_layout": json.dumps([[f"x{i}", 1] for i in range(14)])}, "trained on the observation layout"),
+        ({"goal_layout": json.dumps([["goal.x", 1], ["goal.y", 1], ["goal.w", 1]])}, "goal layout"),
+        ({"obs_layout": json.dumps([["ee_position.x", 1]])}, "input 'obs' has width 14"),
+        ({"observation_version": "0"}, "observation version 0"),
+        ({"skills": '["juggle"]'}, "skills \\['juggle'\\] that no planner skill uses"),
+    ],
+)
+def test_mismatched_metadata_is_refused_at_load(
+    policy_dir: Path, tmp_path: Path, changes: dict[str, str], message: str
+) -> None:
+    folder = copy_with_metadata(policy_dir, tmp_path, **changes)
+    with pytest.raises(PolicyFileError, match=message):
+        make_skill_policy("onnx", SkillPolicyConfig(folder))
+
+
+def test_missing_empty_corrupt_or_duplicate_files_are_clear_errors(policy_dir: Path, tmp_path: Path) -> None:
+    with pytest.raises(PolicyFileError, match="does not exist"):
+        make_skill_policy("onnx", SkillPolicyConfig(tmp_path / "nowhere"))
+    with pytest.raises(PolicyFileError, match="no policy files"):
+        make_skill_policy("onnx", SkillPolicyConfig(tmp_path))
+    (tmp_path / "reach").mkdir()
+    data = (policy_dir / "reach" / "policy.onnx").read_bytes()
+    (tmp_path / "reach" / "policy.onnx").write_bytes(data[: len(data) // 2])
+    with pytest.raises(PolicyFileError, match="not a readable ONNX model"):
+        make_skill_policy("onnx", SkillPolicyConfig(tmp_path))
+    shutil.copy(policy_dir / "reach" / "policy.onnx", tmp_path / "reach" / "policy.onnx")
+    shutil.copytree(tmp_path / "reach", tmp_path / "reach_copy")
+    with pytest.raises(PolicyFileError, match="two policy files for 'reach'"):
+        make_skill_policy("onnx", SkillPolicyConfig(tmp_path))
+
+
+def test_unknown_backends_are_listed() -> None:
+    with pytest.raises(ValueError, match="known: expert, onnx"):
+        make_skill_policy("learned")
+    assert SHIPPED_MODEL_DIR.parts[-3:] == ("policies", "pretrained", "skills")
+
+
+@pytest.mark.skipif(
+    not (SHIPPED_MODEL_DIR / "reach" / "policy.onnx").is_file(),
+    reason="no shipped reach policy in this checkout",
+)
+def test_shipped_policies_pass_the_checks_and_drive_reach() -> None:
+    policy = make_skill_policy("onnx", SkillPolicyConfig(fallback="none"))
+    world = TabletopWorld(WorldConfig(control_dt=0.01))
+    state = world.reset(make_task("reach", 0))
+    subgoal = Subgoal("reach", (state.names("block")[0],))
+    result = execute_subgoal(world, subgoal, policy, timeout_s=15.0, action_hold=4)
+    assert result.success, result.message

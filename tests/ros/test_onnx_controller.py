@@ -1,0 +1,77 @@
+"""The controller node with `policy:=onnx` over DDS: a policy file executes a subgoal; a bad one stops it."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from action_msgs.msg import GoalStatus
+from hgpo_msgs.action import ExecuteSubgoal
+from hgpo_msgs.msg import Subgoal
+
+from tests.processes import Captured
+from tests.ros.conftest import REPO
+from tests.ros.helpers import DISCOVERY_S, ActionCall, wait_until
+from tests.ros.test_graph import reset
+from tests.skill_policy_files import write_policy_folder
+
+SUBGOAL_TIMEOUT_S = 120.0
+
+
+@pytest.fixture(scope="module")
+def policy_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_policy_folder(tmp_path_factory.mktemp("policies"))
+
+
+@pytest.fixture
+def node(ros_env: dict[str, str]) -> Iterator[Callable[..., Captured]]:
+    """Nodes started from their installed executables in a namespace of this module's own."""
+    started: list[Captured] = []
+
+    def start(executable: str, *params: str) -> Captured:
+        args = [os.path.join(sys.prefix, "lib", "hgpo", executable), "--ros-args", "-r", "__ns:=/onnx"]
+        for param in params:
+            args += ["-p", param]
+        started.append(Captured(args, cwd=REPO, env=ros_env))
+        return started[-1]
+
+    yield start
+    for proc in started:
+        proc.stop(timeout=20)
+
+
+def test_onnx_controller_executes_a_subgoal_over_dds(node, test_node, policy_dir: Path) -> None:
+    node("sim_bridge")
+    controller = node("controller", "policy:=onnx", f"model_dir:={policy_dir}", "fallback_policy:=none")
+    response = reset(test_node, seed=2, task="stack", service="/onnx/reset_scene")
+    assert response.success, response.message
+    block = next(o.name for o in response.scene.objects if o.category == "block")
+    wait_until(
+        lambda: test_node.count_subscribers("/onnx/scene_state") >= 1,
+        DISCOVERY_S,
+        "the controller's subscription",
+    )
+    goal = ExecuteSubgoal.Goal(
+        subgoal=Subgoal(text=f"reach({block})", skill="reach", args=[block], timeout_s=60.0)
+    )
+    call = ActionCall(test_node, ExecuteSubgoal, "/onnx/execute_subgoal", goal)
+    status, result = call.result(SUBGOAL_TIMEOUT_S)
+    assert status == GoalStatus.STATUS_SUCCEEDED and result.success, (result.message, controller.output)
+    assert call.feedback and call.feedback[-1].distance < call.feedback[0].distance
+    assert f"reach: {policy_dir / 'reach' / 'policy.onnx'} (run proportional-reach-test)" in controller.output
+    # pick has no policy file and no fallback here: that subgoal fails, the controller runs on.
+    goal.subgoal.skill, goal.subgoal.text = "pick", f"pick({block})"
+    status, result = ActionCall(test_node, ExecuteSubgoal, "/onnx/execute_subgoal", goal).result(DISCOVERY_S)
+    assert status == GoalStatus.STATUS_ABORTED and "no pick_and_place policy" in result.message
+    assert controller.proc.poll() is None
+
+
+def test_onnx_controller_refuses_a_corrupt_policy_file_at_start_up(node, tmp_path: Path) -> None:
+    (tmp_path / "reach").mkdir()
+    (tmp_path / "reach" / "policy.onnx").write_bytes(b"\x08\x07garbage")
+    controller = node("controller", "policy:=onnx", f"model_dir:={tmp_path}")
+    assert controller.wait(timeout=60) == 2
+    assert "is not a readable ONNX model" in controller.output, controller.output

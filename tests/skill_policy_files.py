@@ -1,0 +1,56 @@
+"""A small real policy file for deployment tests, made in milliseconds: reach as a proportional controller.
+
+The actor's weights are set by hand so that its deterministic action is tanh(gain · (goal − ee_position))
+with the gripper open: a real `GoalConditionedActor`, exported by the real exporter and run by onnxruntime,
+whose inputs must be read at the right layout positions for the arm to get anywhere. (Training one here,
+by behaviour cloning or RL, costs minutes on this machine; the shipped RL policies are tested where they
+exist.)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+from policies.skills.checkpoint import PolicyInfo, save_actor
+from policies.skills.export import export_actor
+from policies.skills.networks import ActorConfig, GoalConditionedActor
+from sim.skill_env import GOAL_LAYOUT, OBSERVATION_LAYOUT
+
+GAIN = 10.0  # full speed from 10 cm away
+
+
+def proportional_reach_actor() -> GoalConditionedActor:
+    obs_dim, goal_dim = len(OBSERVATION_LAYOUT), len(GOAL_LAYOUT)
+    actor = GoalConditionedActor(ActorConfig(obs_dim, goal_dim, hidden=(6, 6)))
+    first, second, out = (m for m in actor.trunk if isinstance(m, torch.nn.Linear))
+    with torch.no_grad():
+        for layer in (first, second, out):
+            layer.weight.zero_()
+            layer.bias.zero_()
+        for axis in range(3):  # hidden = relu(+d), relu(-d) with d = goal - ee, so that d = h+ - h-
+            ee, goal = OBSERVATION_LAYOUT.index(f"ee_position.{'xyz'[axis]}"), obs_dim + axis
+            first.weight[axis, goal], first.weight[axis, ee] = 1.0, -1.0
+            first.weight[axis + 3, goal], first.weight[axis + 3, ee] = -1.0, 1.0
+        second.weight.copy_(torch.eye(6))
+        for axis in range(3):
+            out.weight[axis, axis], out.weight[axis, axis + 3] = GAIN, -GAIN
+        out.bias[3] = -5.0  # gripper open; rows 4..7 (log std) stay 0
+    return actor.eval()  # normalizers at mean 0, variance 1: positions pass through unchanged
+
+
+def write_policy_folder(folder: Path) -> Path:
+    """folder/reach/policy.onnx (and its checkpoint actor.pt); returns the folder."""
+    actor = proportional_reach_actor()
+    info = PolicyInfo(
+        skills=("reach",),
+        obs_layout=tuple((name, 1) for name in OBSERVATION_LAYOUT),
+        goal_layout=tuple((name, 1) for name in GOAL_LAYOUT),
+        action_scale=0.25,
+        control_period_s=0.04,
+        run_id="proportional-reach-test",
+    )
+    save_actor(folder / "reach" / "actor.pt", actor, info)
+    export_actor(actor, info, folder / "reach" / "policy.onnx")
+    return folder
