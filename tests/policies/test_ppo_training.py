@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from policies.skills.config import config_from_dict, load_config
+from policies.skills.config import config_from_dict, load_config, with_overrides
 from policies.skills.environments import env_by_name
 from policies.skills.ppo_runner import PpoRunner
 from policies.skills.rsl_rl_env import RslRlGoalEnv
@@ -50,9 +50,10 @@ def test_the_adapter_gives_rsl_rl_groups_dense_rewards_and_time_outs() -> None:
         RslRlGoalEnv(env.env, "shaped")
 
 
-def test_ppo_on_reach_brings_the_grip_closer_than_its_measured_start(tmp_path: Path) -> None:
+def test_ppo_on_reach_brings_the_grip_closer_than_its_measured_start_and_resumes(tmp_path: Path) -> None:
     """~30 s: 16 tabletop reach envs, 11.5k env steps of rsl-rl PPO on the dense reward (reach_ppo.yaml's
-    settings). The first rows measure the near-random initial policy's episodes; the end must be closer."""
+    settings). The first rows measure the near-random initial policy's episodes; the end must be closer.
+    Then the same folder with a larger budget continues from its checkpoint."""
     shipped = load_config("reach_ppo")
     config = config_from_dict(
         {
@@ -77,3 +78,6 @@ def test_ppo_on_reach_brings_the_grip_closer_than_its_measured_start(tmp_path: P
     for name in ("config.yaml", "metrics.csv", "curves.png", "checkpoints/last.pt", "rsl_rl/console.log"):
         assert (run_dir / name).is_file(), name
     assert list((run_dir / "tensorboard").glob("events.*")) and list((run_dir / "rsl_rl").glob("events.*"))
+    resumed = PpoRunner(with_overrides(config, {"env_steps": 13_440}), run_dir, progress=False).learn()
+    steps = [json.loads(line)["env_steps"] for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    assert resumed.env_steps == 13_440 and steps[-2:] == [11_520, 13_440]
