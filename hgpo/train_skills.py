@@ -10,6 +10,7 @@ from typing import Any
 
 from hgpo.bench.report import table
 from policies.skills.config import CONFIG_DIR, TrainConfig, load_config, with_overrides
+from policies.skills.ppo_runner import PpoRunner
 from policies.skills.runner import OffPolicyRunner
 
 
@@ -22,18 +23,17 @@ def main(argv: list[str]) -> int:
     shipped = ", ".join(sorted(p.stem for p in CONFIG_DIR.glob("*.yaml")))
     parser = argparse.ArgumentParser(
         prog="hgpo train-skills",
-        description="Train goal-conditioned skills (SAC + hindsight experience replay) on a batched env "
-        "backend. Each config gets a run folder (config, metrics, TensorBoard logs, curves.png, "
-        "checkpoints); a run folder that already has a checkpoint is resumed. Ends with a success table.",
+        description="Train goal-conditioned skills (SAC + hindsight experience replay; rsl-rl-lib's PPO "
+        "where the config says algorithm: ppo) on a batched env backend. Each config gets a run folder "
+        "(config, metrics, TensorBoard logs, curves.png, checkpoints); a run folder that already has a "
+        "checkpoint is resumed. Ends with a success table.",
     )
     parser.add_argument(
         "configs", nargs="*", default=["reach"], help=f"YAML configs, by path or shipped name ({shipped})"
     )
     parser.add_argument("--runs-dir", type=Path, default=Path("runs/skills"), help="parent of run folders")
     parser.add_argument("--run-name", help="run folder name (one config only); default: SKILL-seedN-TIME")
-    parser.add_argument(
-        "--resume", type=Path, help="continue the run in this folder from its checkpoint"
-    )
+    parser.add_argument("--resume", type=Path, help="continue the run in this folder from its checkpoint")
     parser.add_argument("--backend", help="env backend: mujoco, gymnasium, robosuite, isaacgym")
     parser.add_argument("--seed", type=int)
     parser.add_argument("--env-steps", type=int, help="total env transitions")
@@ -54,9 +54,7 @@ def main(argv: list[str]) -> int:
         if args.resume is not None:
             saved = args.resume / "config.yaml"
             if not saved.is_file():
-                parser.error(
-                    f"--resume {args.resume}: no config.yaml (not a train-skills run folder)"
-                )
+                parser.error(f"--resume {args.resume}: no config.yaml (not a train-skills run folder)")
             jobs.append((with_overrides(load_config(saved), _overrides(args)), args.resume))
         else:
             if args.run_name and len(args.configs) > 1:
@@ -72,7 +70,8 @@ def main(argv: list[str]) -> int:
 
     rows = []
     for config, run_dir in jobs:
-        summary = OffPolicyRunner(config, run_dir, progress=not args.no_progress).learn()
+        runner_class = PpoRunner if config.algorithm == "ppo" else OffPolicyRunner
+        summary = runner_class(config, run_dir, progress=not args.no_progress).learn()
         final = summary.final
         rows.append(
             [
@@ -87,5 +86,6 @@ def main(argv: list[str]) -> int:
         )
     print()
     print(table(["skill", "backend", "env steps", "wall s", "success", "return", "run folder"], rows))
-    print("export a policy: hgpo export-onnx RUN_FOLDER/checkpoints/last.pt policy.onnx")
+    if any(config.algorithm == "sac" for config, _ in jobs):
+        print("export a SAC policy: hgpo export-onnx RUN_FOLDER/checkpoints/last.pt policy.onnx")
     return 0

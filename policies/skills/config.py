@@ -14,9 +14,12 @@ from typing import Any
 
 import yaml  # type: ignore[import-untyped]  # no stubs pinned
 
+from policies.skills.ppo_config import PpoConfig
 from policies.skills.sac import SacConfig
 
 CONFIG_DIR = Path(__file__).parent / "config"
+ALGORITHMS = ("sac", "ppo")
+"""sac: SAC + HER (`runner.OffPolicyRunner`); ppo: rsl-rl-lib's PPO (`ppo_runner.PpoRunner`)."""
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,9 @@ class TrainConfig:
 
     skill: str
     """The skill to train (an env task of the backend, e.g. reach, push, pick_and_place, FetchReach)."""
+    algorithm: str = "sac"
+    """sac (off-policy, HER; the sample-efficient choice on CPU) or ppo (on-policy, for massively parallel
+    backends). SAC reads the sac block and the replay fields; PPO reads the ppo block."""
     backend: str = "mujoco"
     """Env backend: mujoco, gymnasium, robosuite or isaacgym."""
     seed: int = 0
@@ -67,9 +73,12 @@ class TrainConfig:
     torch_threads: int = 1
     """torch intra-op threads; small MLPs run fastest on one core."""
     sac: SacConfig = field(default_factory=SacConfig)
+    ppo: PpoConfig = field(default_factory=PpoConfig)
     demos: DemoConfig = field(default_factory=DemoConfig)
 
     def __post_init__(self) -> None:
+        if self.algorithm not in ALGORITHMS:
+            raise ValueError(f"unknown algorithm {self.algorithm!r}; known: {', '.join(ALGORITHMS)}")
         if self.num_envs < 1 or self.env_steps < 1 or self.eval_episodes < 1:
             raise ValueError("num_envs, env_steps and eval_episodes must be >= 1")
         if self.updates_per_step < 0:

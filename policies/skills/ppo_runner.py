@@ -1,0 +1,175 @@
+"""The on-policy training loop: rsl-rl-lib's OnPolicyRunner and PPO on our env contract, for `algorithm: ppo`.
+
+rsl-rl does the rollouts, advantage estimation and PPO updates; this module runs it in chunks of
+iterations with our deterministic evaluation in between, in the run folder layout of `runner.py`:
+
+    config.yaml            the TrainConfig, as trained
+    metrics.jsonl / .csv   evaluation rows plus training episodes (train/return under the PPO reward,
+                           train/final_distance, train/success_rate), keyed by env steps; curves.png
+    tensorboard/           the same scalars; rsl_rl/ holds rsl-rl's own TensorBoard log, its
+                           console log (console.log) and its model_N.pt files
+    checkpoints/last.pt    rsl-rl's checkpoint (actor, critic, optimizer, normalizers) plus our counters:
+                           a run folder holding one is resumed
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import torch
+import yaml  # type: ignore[import-untyped]  # no stubs pinned
+from rsl_rl.runners import OnPolicyRunner
+from tensordict import TensorDict
+from tqdm import tqdm
+
+from policies.skills.config import TrainConfig, config_to_dict
+from policies.skills.environments import make_env
+from policies.skills.evaluation import EvalResult, evaluate
+from policies.skills.rsl_rl_env import RslRlGoalEnv
+from policies.skills.run_log import RunLog
+from policies.skills.runner import RunSummary
+
+
+class PpoRunner:
+    """Owns the envs and rsl-rl's OnPolicyRunner of one PPO run."""
+
+    def __init__(self, config: TrainConfig, run_dir: Path, progress: bool = True) -> None:
+        self.config = config
+        self.run_dir = Path(run_dir)
+        self.progress = progress
+        torch.set_num_threads(config.torch_threads)
+        torch.manual_seed(config.seed)
+        self.env = RslRlGoalEnv(
+            make_env(config, config.num_envs, config.seed), config.ppo.reward, config.seed
+        )
+        self.eval_env = make_env(config, min(config.num_envs, config.eval_episodes), config.seed + 1_000_003)
+        self.rsl_dir = self.run_dir / "rsl_rl"
+        self.rsl_dir.mkdir(parents=True, exist_ok=True)
+        with self._console():
+            self.runner = OnPolicyRunner(self.env, config.ppo.rsl_rl_train_cfg(), str(self.rsl_dir), "cpu")
+        self.steps_per_iteration = config.num_envs * config.ppo.num_steps_per_env
+        self.iterations = 0
+        self.train_time_s = 0.0
+        self.reached_target_at: int | None = None
+        self.evaluations: list[tuple[int, EvalResult]] = []
+
+    @property
+    def env_steps(self) -> int:
+        return self.iterations * self.steps_per_iteration
+
+    def policy(self, obs: np.ndarray, goal: np.ndarray) -> np.ndarray:
+        """The deterministic actor (the Gaussian's mean, clipped to the action range) on numpy batches."""
+        actor = self.runner.get_inference_policy()
+        batch = TensorDict(
+            {"observation": torch.from_numpy(obs), "desired_goal": torch.from_numpy(goal)},
+            batch_size=[obs.shape[0]],
+        )
+        with torch.inference_mode():
+            return actor(batch).clamp(-1.0, 1.0).numpy()
+
+    def evaluate_now(self) -> EvalResult:
+        return evaluate(self.eval_env, self.policy, self.config.eval_episodes)
+
+    def learn(self) -> RunSummary:
+        config = self.config
+        checkpoint = self.run_dir / "checkpoints" / "last.pt"
+        log = RunLog(self.run_dir)
+        if checkpoint.exists():
+            self._resume(checkpoint)
+            log.truncate(self.env_steps)
+        else:
+            (self.run_dir / "config.yaml").write_text(yaml.safe_dump(config_to_dict(config), sort_keys=False))
+            self._evaluate(log)
+        total = math.ceil(config.env_steps / self.steps_per_iteration)
+        chunk = max(1, config.eval_every // self.steps_per_iteration)
+        start_wall = time.perf_counter()
+        bar = tqdm(
+            total=total * self.steps_per_iteration,
+            initial=self.env_steps,
+            unit="step",
+            desc=f"{config.skill} ({config.backend}, ppo)",
+            disable=not self.progress,
+            dynamic_ncols=True,
+        )
+        while self.iterations < total:
+            iterations = min(chunk, total - self.iterations)
+            tick = time.perf_counter()
+            self.runner.current_learning_iteration = self.iterations
+            with self._console():
+                self.runner.learn(iterations)
+            self.train_time_s += time.perf_counter() - tick
+            self.iterations += iterations
+            bar.update(iterations * self.steps_per_iteration)
+            row = self._evaluate(log)
+            bar.set_postfix(success=f"{row['eval/success_rate']:.2f}", ret=f"{row['eval/return']:.1f}")
+            self._save(checkpoint, log)
+            if config.target_success and row["eval/success_rate"] >= config.target_success:
+                self.reached_target_at = self.reached_target_at or self.env_steps
+                break
+            if config.time_budget_s and self.train_time_s >= config.time_budget_s:
+                break
+        bar.close()
+        self._save(checkpoint, log)
+        log.close()
+        return RunSummary(
+            skill=config.skill,
+            backend=config.backend,
+            run_dir=self.run_dir,
+            env_steps=self.env_steps,
+            train_time_s=self.train_time_s,
+            wall_time_s=time.perf_counter() - start_wall,
+            final=self.evaluations[-1][1],
+            reached_target_at=self.reached_target_at,
+        )
+
+    def _evaluate(self, log: RunLog) -> dict[str, float]:
+        result = self.evaluate_now()
+        self.evaluations.append((self.env_steps, result))
+        row = {
+            "eval/success_rate": result.success_rate,
+            "eval/return": result.mean_return,
+            "time/train_s": self.train_time_s,
+        }
+        episodes = self.env.pop_episodes()
+        if episodes.returns:
+            row["train/return"] = float(np.mean(episodes.returns))
+            row["train/success_rate"] = float(np.mean(episodes.successes))
+            row["train/final_distance"] = float(np.mean(episodes.final_distances))
+        log.log(self.env_steps, row)
+        return row
+
+    def _save(self, path: Path, log: RunLog) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.tmp")
+        self.runner.save(
+            str(tmp),
+            {
+                "skill": self.config.skill,
+                "iterations": self.iterations,
+                "train_time_s": self.train_time_s,
+                "reached_target_at": self.reached_target_at,
+                "evaluations": [(step, result.as_dict()) for step, result in self.evaluations],
+            },
+        )
+        tmp.replace(path)
+        log.flush()
+
+    def _resume(self, path: Path) -> None:
+        infos = self.runner.load(str(path))
+        if not isinstance(infos, dict) or infos.get("skill") != self.config.skill:
+            raise ValueError(f"{path} is not a PPO checkpoint of skill {self.config.skill!r}")
+        self.iterations = int(infos["iterations"])
+        self.train_time_s = float(infos["train_time_s"])
+        self.reached_target_at = infos["reached_target_at"]
+        self.evaluations = [(step, EvalResult(**result)) for step, result in infos["evaluations"]]
+
+    @contextlib.contextmanager
+    def _console(self) -> Iterator[None]:
+        """rsl-rl prints a screenful per iteration: into rsl_rl/console.log, beside our progress bar."""
+        with (self.rsl_dir / "console.log").open("a") as out, contextlib.redirect_stdout(out):
+            yield
