@@ -23,6 +23,10 @@ COMMANDS: Commands = {
     ),
     "bench": ("hgpo.bench:main", "benchmarks: print a table and write JSON"),
     "alfworld": ("hgpo.alfworld:main", "ALFWorld: make-games, eval (success per task type), demos"),
+    "eval-planner": (
+        "hgpo.eval_planner:main",
+        "a planner (llm or expert) on the tabletop tasks in-process: success, invalid outputs, latency",
+    ),
 }
 
 

@@ -4,10 +4,18 @@ simulator called directly instead of over DDS. Benchmarks and tests measure the 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from policies.control import SkillPolicy, execute_subgoal
-from policies.planning import EventHook, LoopConfig, Planner, StepRecord, run_closed_loop
+from policies.planning import (
+    Decision,
+    DecisionLog,
+    EventHook,
+    LoopConfig,
+    Planner,
+    StepRecord,
+    run_closed_loop,
+)
 from sim.tabletop import Subgoal, TabletopWorld, Task
 
 
@@ -21,6 +29,7 @@ class EpisodeResult:
     steps: int  # world steps
     sim_time: float  # simulated seconds
     wall_time: float  # wall-clock seconds
+    decisions: tuple[Decision, ...] = field(default=())  # every planner call, with prompt, output, latency
 
 
 def run_episode(
@@ -32,8 +41,10 @@ def run_episode(
     action_hold: int = 1,
     loop: LoopConfig | None = None,
     on_event: EventHook | None = None,
+    log: DecisionLog | None = None,
 ) -> EpisodeResult:
-    """Reset the world to the task and run it closed-loop to success, failure or a limit."""
+    """Reset the world to the task and run it closed-loop to success, failure or a limit; each planner
+    decision is appended to `log` when given, tagged with the task and seed."""
     started = time.perf_counter()
     world.reset(task)
     steps = 0
@@ -45,7 +56,15 @@ def run_episode(
         return StepRecord(subgoal, result.success, result.message)
 
     outcome = run_closed_loop(
-        planner, task.instruction, world.state, execute, task=task, config=loop, on_event=on_event
+        planner,
+        task.instruction,
+        world.state,
+        execute,
+        task=task,
+        config=loop,
+        on_event=on_event,
+        log=log,
+        meta={"task": task.name, "seed": task.seed},
     )
     return EpisodeResult(
         task=task.name,
@@ -56,4 +75,5 @@ def run_episode(
         steps=steps,
         sim_time=world.state().time,
         wall_time=time.perf_counter() - started,
+        decisions=tuple(outcome.decisions),
     )

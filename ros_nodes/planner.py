@@ -8,9 +8,12 @@ published on `subgoal` for monitoring and reported as `RunTask` feedback.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
 
 from hgpo_msgs.action import ExecuteSubgoal, RunTask
 from hgpo_msgs.msg import SceneState as SceneStateMsg
@@ -22,7 +25,8 @@ from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallb
 from rclpy.client import Client
 from rclpy.node import Node
 
-from policies.planning import LoopConfig, StepRecord, make_planner, run_closed_loop
+from policies.planning import DecisionLog, LLMConfig, LoopConfig, StepRecord, make_planner, run_closed_loop
+from policies.planning.backends import ModelError
 from ros_nodes.conversions import scene_from_msg, subgoal_to_msg
 from ros_nodes.node_main import Parameters, log_outcome, run_node
 from ros_nodes.waiting import PeerTimeoutError, send_goal, wait_for
@@ -36,6 +40,7 @@ class TaskCanceledError(Exception):
 class Planner(Node):
     def __init__(self) -> None:
         super().__init__("planner")
+        self.decision_log: DecisionLog | None = None  # rclpy destroys a node that failed to start, too
         p = Parameters(self)
         planner = p("planner", "expert", "planner backend")
         self.loop_config = LoopConfig(
@@ -43,6 +48,7 @@ class Planner(Node):
             max_repeated_failures=p(
                 "max_repeated_failures", 2, "abort when one subgoal fails this often in a row"
             ),
+            max_repeats=p("max_repeats", 3, "abort when one subgoal is executed this often in a row"),
         )
         self.subgoal_timeout_s = p.positive(
             "subgoal_timeout_s", 30.0, "controller timeout for each subgoal (s)"
@@ -50,7 +56,18 @@ class Planner(Node):
         self.peer_timeout_s = p.positive(
             "peer_timeout_s", 10.0, "wait this long for the bridge and controller (s)"
         )
-        self.planner = make_planner(planner)
+        decisions_dir = p("decisions_dir", "", "folder for decisions.jsonl; empty: under the ROS log folder")
+        defaults = asdict(LLMConfig())
+        llm = LLMConfig.from_mapping(
+            {name: p(f"llm.{name}", value, LLMConfig.help(name)) for name, value in defaults.items()}
+        )
+        model = f" ({llm.backend}: {llm.model})" if planner == "llm" else ""
+        self.get_logger().info(f"loading planner {planner!r}{model}")
+        try:
+            self.planner = make_planner(planner, llm)  # loads the model once, here, never mid-task
+        except ModelError as err:
+            raise ValueError(f"planner {planner!r} cannot start: {err}") from err
+        self.decision_log = DecisionLog(self._decisions_path(decisions_dir))
 
         group = ReentrantCallbackGroup()
         self._scene: SceneStateMsg | None = None
@@ -78,7 +95,20 @@ class Planner(Node):
             callback_group=group,
             cancel_callback=lambda _goal: CancelResponse.ACCEPT,
         )
-        self.get_logger().info(f"planner {planner!r} ready")
+        self.get_logger().info(f"planner {planner!r} ready; decisions to {self.decision_log.path}")
+
+    @staticmethod
+    def _decisions_path(folder: str) -> Path:
+        """`<folder>/decisions.jsonl`; by default a fresh folder per start under the ROS log folder."""
+        if folder:
+            return Path(folder).expanduser() / "decisions.jsonl"
+        log_root = Path(os.environ.get("ROS_LOG_DIR") or Path.home() / ".ros" / "log")
+        return log_root / f"hgpo_planner_{time.strftime('%Y%m%d-%H%M%S')}_{os.getpid()}" / "decisions.jsonl"
+
+    def destroy_node(self) -> None:
+        if self.decision_log is not None:
+            self.decision_log.close()
+        super().destroy_node()
 
     def _on_scene(self, msg: SceneStateMsg) -> None:
         with self._scene_cond:
@@ -224,6 +254,8 @@ class Planner(Node):
                 task=task,
                 config=self.loop_config,
                 on_event=on_event,
+                log=self.decision_log,
+                meta={"task": goal_handle.request.task, "seed": goal_handle.request.seed},
             )
         except (PeerTimeoutError, TaskCanceledError) as err:
             was_canceled = isinstance(err, TaskCanceledError)

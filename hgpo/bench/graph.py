@@ -117,7 +117,7 @@ def run(config: BenchGraphConfig) -> dict:
     env = dict(os.environ, ROS_DOMAIN_ID=str(config.domain_id), PYTHONUNBUFFERED="1")
     log = open(Path(config.json).with_suffix(".launch.log"), "w")  # noqa: SIM115 (closed below)
     launch = subprocess.Popen(
-        [sys.executable, "-m", "hgpo.cli", "launch", "sim", "run_task:=false"],
+        [sys.executable, "-m", "hgpo.cli", "launch", "sim", "run_task:=false", "planner:=expert"],
         env=env,
         stdout=log,
         stderr=subprocess.STDOUT,

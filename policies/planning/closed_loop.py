@@ -18,6 +18,7 @@ from sim.tabletop import Subgoal
 class LoopConfig:
     max_subgoals: int = 20  # stop and fail after this many executed subgoals
     max_repeated_failures: int = 2  # the same subgoal failing this many times in a row is a loop: abort
+    max_repeats: int = 3  # the same subgoal executed this many times in a row, whatever came of it: a loop
 
 
 @dataclass
@@ -43,10 +44,11 @@ def format_step(index: int, subgoal: str, status: str, seconds: float | None = N
 EventHook = Callable[[int, Subgoal, StepRecord | None], None]
 
 
-def _repeated_failures(history: list[StepRecord], subgoal: Subgoal) -> int:
+def _repeated(history: list[StepRecord], subgoal: Subgoal, failures_only: bool) -> int:
+    """How many of the last executed subgoals in a row were `subgoal` (and failed, with failures_only)."""
     count = 0
     for record in reversed(history):
-        if record.subgoal != subgoal or record.success:
+        if record.subgoal != subgoal or (failures_only and record.success):
             break
         count += 1
     return count
@@ -112,11 +114,18 @@ def run_closed_loop(
             if task is None or task.success(state):
                 return finish(True, f"planner said done after {len(history)} subgoals", decision)
             return finish(False, "planner said done but the task is not achieved", decision)
-        if _repeated_failures(history, subgoal) >= config.max_repeated_failures:
+        if _repeated(history, subgoal, failures_only=True) >= config.max_repeated_failures:
             return finish(
                 False,
                 f"loop detected: {subgoal} failed {config.max_repeated_failures} times in a row "
                 f"(last: {history[-1].message})",
+                decision,
+            )
+        if _repeated(history, subgoal, failures_only=False) >= config.max_repeats:
+            return finish(
+                False,
+                f"loop detected: {subgoal} planned again after {config.max_repeats} times in a row "
+                "without the task getting done",
                 decision,
             )
         if on_event:

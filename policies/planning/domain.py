@@ -11,6 +11,8 @@ registering it in `DOMAINS` (policies/planning/domains.py). The planner never lo
   each combination of scene objects whose categories fit its parameters; ALFWorld: the admissible subgoals
   its bridge lists). Constrained decoding lets the model produce exactly one of these or `done()`; an
   unconstrained model's output is checked against them.
+- `finish_allowed(obs)`: whether `done()` is among the valid answers now (tabletop: not with a block
+  in the gripper; a domain without such a rule returns True).
 - `explain_invalid(subgoal, obs)`: why a subgoal that is not in that set is invalid, in words the model
   can act on (unknown object, wrong argument type, ... and what is valid instead).
 - `prompt`: the stem of the prompt templates in policies/planning/prompts/ (`<prompt>.system.txt`,
@@ -83,6 +85,10 @@ class PlanningDomain(Protocol[ObsT_contra]):
 
     def valid_subgoals(self, observation: ObsT_contra) -> Sequence[Subgoal]:
         """Every subgoal valid in this observation; finite, without duplicates, never including done()."""
+        ...
+
+    def finish_allowed(self, observation: ObsT_contra) -> bool:
+        """Whether the model may answer done() in this observation."""
         ...
 
     def explain_invalid(self, subgoal: Subgoal, observation: ObsT_contra) -> str:

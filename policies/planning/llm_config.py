@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 DEFAULT_MODEL = "smollm2-135m-instruct"
@@ -12,22 +12,55 @@ DEFAULT_MODEL = "smollm2-135m-instruct"
 
 @dataclass(frozen=True)
 class LLMConfig:
-    domain: str = "tabletop"  # planning domain (policies/planning/domains.py)
-    backend: str = "transformers"  # model backend: transformers (local) | openai (HTTP, OpenAI-compatible)
-    model: str = DEFAULT_MODEL  # transformers: a known alias, a local folder or a hub name; openai: model id
-    adapter: str = ""  # transformers: folder of a peft LoRA adapter applied on top of the model
-    constrained: bool = True  # transformers: decode only valid subgoals (a trie over the valid set)
-    do_sample: bool = False  # sample instead of greedy decoding
-    temperature: float = 1.0  # sampling temperature (with do_sample, and sent to HTTP endpoints)
-    max_new_tokens: int = 32  # cap on generated tokens per answer
-    seed: int = 0  # sampling seed (transformers)
-    threads: int = 0  # torch CPU threads; 0 leaves torch's default
-    history_k: int = 4  # the prompt shows this many of the last executed subgoals
-    max_reasks: int = 2  # invalid answers re-asked with the reason before the step fails
-    base_url: str = "http://localhost:11434/v1"  # openai: endpoint root (Ollama, vLLM, LM Studio, hosted)
-    api_key_env: str = "OPENAI_API_KEY"  # openai: environment variable holding the key (unset: no key)
-    timeout_s: float = 30.0  # openai: seconds per HTTP request
-    max_retries: int = 2  # openai: retries of a request that failed on the network or with a 5xx
+    domain: str = field(
+        default="tabletop", metadata={"help": "planning domain (policies/planning/domains.py)"}
+    )
+    backend: str = field(
+        default="transformers",
+        metadata={"help": "model backend: transformers (local) | openai (HTTP, OpenAI-compatible)"},
+    )
+    model: str = field(
+        default=DEFAULT_MODEL,
+        metadata={"help": "transformers: a known alias, a local folder or a hub name; openai: model id"},
+    )
+    adapter: str = field(
+        default="",
+        metadata={"help": "transformers: folder of a peft LoRA adapter applied on top of the model"},
+    )
+    constrained: bool = field(
+        default=True,
+        metadata={"help": "transformers: decode only valid subgoals (a trie over the valid set)"},
+    )
+    do_sample: bool = field(default=False, metadata={"help": "sample instead of greedy decoding"})
+    temperature: float = field(
+        default=1.0, metadata={"help": "sampling temperature (with do_sample, and sent to HTTP endpoints)"}
+    )
+    max_new_tokens: int = field(default=32, metadata={"help": "cap on generated tokens per answer"})
+    seed: int = field(default=0, metadata={"help": "sampling seed (transformers)"})
+    threads: int = field(
+        default=1,
+        metadata={
+            "help": "torch CPU threads (0: torch's default, all cores); 1 suits a CPU shared with the sim"
+        },
+    )
+    history_k: int = field(
+        default=4, metadata={"help": "the prompt shows this many of the last executed subgoals"}
+    )
+    max_reasks: int = field(
+        default=2, metadata={"help": "invalid answers re-asked with the reason before the step fails"}
+    )
+    base_url: str = field(
+        default="http://localhost:11434/v1",
+        metadata={"help": "openai: endpoint root (Ollama, vLLM, LM Studio, hosted)"},
+    )
+    api_key_env: str = field(
+        default="OPENAI_API_KEY",
+        metadata={"help": "openai: environment variable holding the key (unset: no key)"},
+    )
+    timeout_s: float = field(default=30.0, metadata={"help": "openai: seconds per HTTP request"})
+    max_retries: int = field(
+        default=2, metadata={"help": "openai: retries of a request that failed on the network or with a 5xx"}
+    )
 
     def __post_init__(self) -> None:
         problems = []
@@ -42,6 +75,11 @@ class LLMConfig:
                 problems.append(f"{name} must be >= 0, got {getattr(self, name)}")
         if problems:
             raise ValueError("LLM planner configuration: " + "; ".join(problems))
+
+    @classmethod
+    def help(cls, name: str) -> str:
+        """The one-line description of a setting (for node parameters and --help)."""
+        return str(next(f for f in fields(cls) if f.name == name).metadata["help"])
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> LLMConfig:

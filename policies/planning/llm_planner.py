@@ -43,7 +43,8 @@ class LLMPlanner:
     def next_subgoal(self, context: PlanningContext[Any]) -> Subgoal | None:
         observation = context.state
         valid = self.domain.valid_subgoals(observation)
-        choices = [format_subgoal(subgoal) for subgoal in valid] + [DONE]
+        finish = self.domain.finish_allowed(observation)
+        choices = [format_subgoal(subgoal) for subgoal in valid] + ([DONE] if finish else [])
         messages = self.prompts.messages(self.domain, context.instruction, observation, context.history)
         attempts: list[Attempt] = []
         check = None
@@ -53,7 +54,7 @@ class LLMPlanner:
                 completion = self.model.complete(messages, choices if self.constrained else None)
                 latency_ms = 1000 * (time.perf_counter() - started)
                 check = validate_output(
-                    completion.text, valid, lambda sg: self.domain.explain_invalid(sg, observation)
+                    completion.text, valid, lambda sg: self.domain.explain_invalid(sg, observation), finish
                 )
                 attempts.append(
                     Attempt(

@@ -75,17 +75,19 @@ class Validation:
     valid: bool
     error: str = ""
 
-    @property
-    def parsed(self) -> bool:
-        return self.valid or self.subgoal is not None
 
 
-def validate_output(text: str, valid: Sequence[Subgoal], explain: Callable[[Subgoal], str]) -> Validation:
-    """Parse `text` and check it against the valid subgoals; `explain` says why a parsed one is invalid."""
+def validate_output(
+    text: str, valid: Sequence[Subgoal], explain: Callable[[Subgoal], str], finish_allowed: bool = True
+) -> Validation:
+    """Parse `text` and check it against the valid subgoals (and whether done() is allowed now); `explain`
+    says why a parsed subgoal is invalid."""
     try:
         subgoal = parse_subgoal(text)
     except ParseError as err:
         return Validation(None, False, str(err))
+    if subgoal is None and not finish_allowed:
+        return Validation(None, False, "done() is not possible in this scene yet: choose a subgoal")
     if subgoal is None or subgoal in set(valid):
         return Validation(subgoal, True)
     return Validation(subgoal, False, explain(subgoal))

@@ -1,5 +1,14 @@
 """The MuJoCo tabletop as a planning domain: the skill vocabulary of `sim.tabletop.skills`, the scene as
-text (objects, what rests on what, what the gripper holds) and every well-typed subgoal in the scene."""
+text and every subgoal that is well typed and executable now.
+
+Executable now means the skill's precondition on the gripper holds, as ALFWorld's admissible commands
+are the executable ones: with an empty gripper, reach, pick and push (and done()); with a block held, only
+placing that block. Without these rules the zero-shot SmolLM2-135M picked forever, and then, offered
+done() with a block in the gripper, stopped there.
+
+The scene text names each object, its category and what it rests on, and what the gripper holds: the
+relations a plan depends on. Coordinates are left out: grounding turns names into positions, and a small
+model reads a shorter prompt faster and better."""
 
 from __future__ import annotations
 
@@ -27,6 +36,10 @@ def _support(state: SceneState, name: str) -> str:
     return "on the table"
 
 
+def _held_block(state: SceneState) -> str | None:
+    return next((name for name in state.names("block") if held(state, name)), None)
+
+
 class TabletopDomain:
     """Skills from `sim.tabletop.SKILLS`; objects and their categories from the SceneState."""
 
@@ -39,29 +52,40 @@ class TabletopDomain:
     def render_observation(self, observation: SceneState) -> str:
         lines = []
         for name, obj in observation.objects.items():
-            x, y, z = (round(float(v), 2) for v in obj.position)
-            where = "" if obj.category == "plate" else f", {_support(observation, name)}"
-            lines.append(f"- {name} ({obj.category}) at x={x:.2f} y={y:.2f} z={z:.2f}{where}")
-        holding = [name for name in observation.names("block") if held(observation, name)]
-        lines.append(f"- gripper: {'holding ' + holding[0] if holding else 'empty'}")
+            where = "" if obj.category == "plate" else f": {_support(observation, name)}"
+            lines.append(f"- {name} ({obj.category}){where}")
+        holding = _held_block(observation)
+        lines.append(f"- gripper: {'holding ' + holding if holding else 'empty'}")
         return "\n".join(lines)
 
     def valid_subgoals(self, observation: SceneState) -> Sequence[Subgoal]:
-        """Each skill applied to each tuple of distinct scene objects whose categories fit its parameters."""
+        """Each skill applied to each tuple of distinct scene objects whose categories fit its parameters,
+        where the skill's gripper precondition holds."""
         subgoals = []
+        holding = _held_block(observation)
         for skill in SKILLS.values():
+            if (skill.name == "place") != (holding is not None):
+                continue
             choices = [
                 [name for kind in param.categories for name in observation.names(kind)]
                 for param in skill.params
             ]
             for args in itertools.product(*choices):
-                if len(set(args)) == len(args):
+                if len(set(args)) == len(args) and (holding is None or args[0] == holding):
                     subgoals.append(Subgoal(skill.name, args))
         return tuple(subgoals)
+
+    def finish_allowed(self, observation: SceneState) -> bool:
+        return _held_block(observation) is None
 
     def explain_invalid(self, subgoal: Subgoal, observation: SceneState) -> str:
         try:
             check_subgoal(subgoal, observation)
         except SubgoalError as err:
             return str(err)
+        holding = _held_block(observation)
+        if holding is not None:
+            return f"{subgoal}: the gripper holds {holding}; place it first, e.g. place({holding}, <target>)"
+        if subgoal.skill == "place":
+            return f"{subgoal}: the gripper holds nothing; pick {subgoal.args[0]} first"
         return f"{subgoal} is not a valid subgoal in this scene"

@@ -48,9 +48,27 @@ def test_subgoal_limit(world: TabletopWorld) -> None:
         world.state,
         lambda sg: StepRecord(sg, True, ""),
         task=task,
-        config=LoopConfig(max_subgoals=5),
+        config=LoopConfig(max_subgoals=5, max_repeats=10),
     )
     assert not outcome.success and outcome.subgoals_executed == 5 and "subgoal limit (5)" in outcome.message
+
+
+def test_repeating_a_succeeding_subgoal_is_a_loop(world: TabletopWorld) -> None:
+    task = make_task("sort", 0)
+    world.reset(task)
+    outcome = run_closed_loop(
+        ExpertPlannerBackend(),
+        task.instruction,
+        world.state,
+        lambda sg: StepRecord(sg, True, "ok"),
+        task=task,
+        config=LoopConfig(max_repeats=3),
+    )
+    assert not outcome.success and outcome.subgoals_executed == 3
+    assert "planned again after 3 times in a row" in outcome.message
+    assert [d.step for d in outcome.decisions] == [0, 1, 2, 3] and outcome.decisions[
+        -1
+    ].stop == outcome.message
 
 
 def test_expert_without_a_task_says_what_to_do(world: TabletopWorld) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from policies.control import ExpertSkillPolicy, execute_subgoal
 from policies.planning.constraint import TokenTrie
 from policies.planning.domains import DOMAINS, make_domain
 from policies.planning.parsing import is_well_formed
@@ -16,7 +17,7 @@ def world() -> TabletopWorld:
     return TabletopWorld()
 
 
-def test_valid_set_is_exactly_what_check_subgoal_accepts(world: TabletopWorld) -> None:
+def test_valid_set_is_what_check_subgoal_accepts_and_an_empty_gripper_allows(world: TabletopWorld) -> None:
     state = world.reset(make_task("sort", 3))
     domain = TabletopDomain()
     valid = domain.valid_subgoals(state)
@@ -34,9 +35,26 @@ def test_valid_set_is_exactly_what_check_subgoal_accepts(world: TabletopWorld) -
             accepted.add(subgoal)
         except ValueError:
             pass
-    assert set(valid) == accepted
-    # 4 blocks, 2 plates: reach 6, pick 4, place 4*5, push 4*2
-    assert len(valid) == 6 + 4 + 20 + 8
+    assert set(valid) == {sg for sg in accepted if sg.skill != "place"}
+    # 4 blocks, 2 plates, empty gripper: reach 6, pick 4, push 4*2
+    assert len(valid) == 6 + 4 + 8
+
+
+def test_holding_a_block_allows_only_placing_it(world: TabletopWorld) -> None:
+    task = make_task("pick_place", 0)
+    world.reset(task)
+    obj = task.goal[0].args[0]
+    result = execute_subgoal(world, Subgoal("pick", (obj,)), ExpertSkillPolicy(), timeout_s=20.0)
+    assert result.success, result.message
+    state = world.state()
+    domain = TabletopDomain()
+    valid = domain.valid_subgoals(state)
+    assert valid and all(sg.skill == "place" and sg.args[0] == obj for sg in valid) and len(valid) == 5
+    assert f"- gripper: holding {obj}" in domain.render_observation(state)
+    assert not domain.finish_allowed(state) and domain.finish_allowed(world.reset(task))
+    assert f"place it first, e.g. place({obj}, <target>)" in domain.explain_invalid(
+        Subgoal("reach", (obj,)), state
+    )
 
 
 def test_render_observation_and_vocabulary(world: TabletopWorld) -> None:
@@ -44,7 +62,7 @@ def test_render_observation_and_vocabulary(world: TabletopWorld) -> None:
     domain = make_domain("tabletop")
     text = domain.render_observation(state)
     for name, obj in state.objects.items():
-        assert f"- {name} ({obj.category}) at x=" in text
+        assert f"- {name} ({obj.category})" in text
     assert "on the table" in text and text.endswith("- gripper: empty")
     signatures = [spec.signature for spec in domain.skills()]
     assert "place(obj: block, target: plate|block)" in signatures and len(signatures) == len(SKILLS)
@@ -58,6 +76,8 @@ def test_explain_invalid(world: TabletopWorld) -> None:
     )
     assert "must be a block" in domain.explain_invalid(Subgoal("pick", ("left_plate",)), state)
     assert "unknown skill 'fly'" in domain.explain_invalid(Subgoal("fly", ()), state)
+    place = Subgoal("place", ("red_block", "left_plate"))
+    assert "holds nothing; pick red_block first" in domain.explain_invalid(place, state)
 
 
 def test_unknown_domain_lists_known() -> None:

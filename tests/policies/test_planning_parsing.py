@@ -88,8 +88,10 @@ def test_validate_output() -> None:
 
     assert validate_output("pick(red_block)", valid, explain).valid
     done = validate_output("done()", valid, explain)
-    assert done.valid and done.subgoal is None and done.parsed
+    assert done.valid and done.subgoal is None
     unknown = validate_output("pick(purple_block)", valid, explain)
-    assert not unknown.valid and unknown.parsed and unknown.error == "no pick(purple_block)"
+    assert not unknown.valid and unknown.subgoal is not None and unknown.error == "no pick(purple_block)"
     garbage = validate_output("¯\\_(ツ)_/¯", valid, explain)
-    assert not garbage.valid and not garbage.parsed and "not of the form" in garbage.error
+    assert not garbage.valid and garbage.subgoal is None and "not of the form" in garbage.error
+    early = validate_output("done()", valid, explain, finish_allowed=False)
+    assert not early.valid and "done() is not possible" in early.error

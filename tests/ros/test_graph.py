@@ -27,8 +27,8 @@ TASK_TIMEOUT_S = 180.0
 
 @pytest.fixture(scope="module")
 def graph(ros_env: dict[str, str]) -> Iterator[Launched]:
-    """The sim graph without run_task: tests drive it over DDS."""
-    launched = Launched(["sim", "run_task:=false"], ros_env)
+    """The sim graph without run_task and with the expert planner: tests drive it over DDS."""
+    launched = Launched(["sim", "run_task:=false", "planner:=expert"], ros_env)
     yield launched
     assert launched.stop(timeout=20) == 0, launched.output
 
@@ -228,7 +228,7 @@ def test_planner_reports_a_missing_controller(start_node, test_node) -> None:
 
 
 def test_make_sim_runs_the_task_and_exits_zero(launch) -> None:
-    launched = launch("sim", "task:=pick_place", "seed:=4")
+    launched = launch("sim", "planner:=expert", "task:=pick_place", "seed:=4")
     assert launched.wait(timeout=TASK_TIMEOUT_S) == 0, launched.output
     assert "SUCCESS" in launched.output
 

@@ -4,6 +4,7 @@ adapter, KV-cached greedy or sampled decoding, and constrained decoding over a t
 from __future__ import annotations
 
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ import torch
 from transformers import (
     AutoModelForCausalLM,
     AutoTokenizer,
+    DynamicCache,
     GenerationConfig,
     LogitsProcessor,
     LogitsProcessorList,
@@ -28,6 +30,8 @@ MODELS_DIR = Path(sys.prefix) / "models"
 """Where `make setup` puts converted models: inside the venv, outside git, gone with `make clean`."""
 MODEL_ALIASES = {DEFAULT_MODEL: MODELS_DIR / DEFAULT_MODEL}
 """Short names for the models that set-up provides."""
+MIN_PREFIX_REUSE = 16
+"""Reuse the previous call's KV cache when the prompts share at least this many leading tokens."""
 
 
 def resolve_model(name: str) -> str:
@@ -86,7 +90,7 @@ class TransformersModel:
         if config.threads:
             torch.set_num_threads(config.threads)
         try:
-            self.tokenizer = AutoTokenizer.from_pretrained(source)
+            self.tokenizer = AutoTokenizer.from_pretrained(source, clean_up_tokenization_spaces=False)
             model: Any = AutoModelForCausalLM.from_pretrained(source, dtype=torch.float32)
         except (OSError, ValueError) as err:
             raise ModelError(
@@ -105,6 +109,9 @@ class TransformersModel:
         )
         self._choice_ids: dict[str, list[int]] = {}
         self._generator = torch.Generator().manual_seed(config.seed)
+        self._lock = threading.Lock()
+        self._cache: DynamicCache | None = None  # keys and values of `_cached_ids`, from the last call
+        self._cached_ids: list[int] = []
 
     @staticmethod
     def _with_adapter(model: Any, adapter: str) -> Any:
@@ -123,7 +130,30 @@ class TransformersModel:
                 self._choice_ids[choice] = self.tokenizer.encode(choice, add_special_tokens=False)
         return TokenTrie((self._choice_ids[c] for c in choices), end_token=self.eos)
 
+    def _reusable_cache(self, ids: list[int]) -> DynamicCache | None:
+        """The last call's KV cache cut to the prefix it shares with `ids` (the system prompt, the
+        conversation before a re-ask), so only the new tail is prefilled; None when too little is shared."""
+        shared = 0
+        for cached, new in zip(self._cached_ids, ids[:-1], strict=False):  # at least one token left to feed
+            if cached != new:
+                break
+            shared += 1
+        if self._cache is None or shared < MIN_PREFIX_REUSE:
+            return None
+        surplus = self._cache.get_seq_length() - shared
+        if surplus:
+            self._cache.crop(-surplus)
+        return self._cache
+
     def complete(self, messages: Sequence[Message], choices: Sequence[str] | None = None) -> Completion:
+        with self._lock:
+            try:
+                return self._complete(messages, choices)
+            except (RuntimeError, ValueError, IndexError) as err:  # torch, tokenizer or trie: fail the step
+                self._cache, self._cached_ids = None, []
+                raise ModelError(f"generation failed: {type(err).__name__}: {err}") from err
+
+    def _complete(self, messages: Sequence[Message], choices: Sequence[str] | None) -> Completion:
         prompt_text = str(
             self.tokenizer.apply_chat_template(
                 [{"role": m["role"], "content": m["content"]} for m in messages],
@@ -147,18 +177,24 @@ class TransformersModel:
             max_new_tokens=max_new_tokens,
             do_sample=self.config.do_sample,
             use_cache=True,
+            return_dict_in_generate=True,
             eos_token_id=self.eos,
             pad_token_id=self.eos,
             **(sampling if self.config.do_sample else {}),
         )
         if self.config.do_sample:
             torch.manual_seed(int(torch.randint(2**31, (1,), generator=self._generator)))
+        cache = self._reusable_cache(inputs["input_ids"][0].tolist())
         with torch.inference_mode():
             output = self.model.generate(
                 **inputs,
+                past_key_values=cache if cache is not None else DynamicCache(),
                 generation_config=generation,
                 logits_processor=processors,
                 stopping_criteria=stopping,
             )
-        text = str(self.tokenizer.decode(output[0, prompt_length:], skip_special_tokens=True))
+        sequence = output.sequences[0]
+        self._cache = output.past_key_values
+        self._cached_ids = sequence[: self._cache.get_seq_length()].tolist()
+        text = str(self.tokenizer.decode(sequence[prompt_length:], skip_special_tokens=True))
         return Completion(text=text.strip(), prompt_text=prompt_text)

@@ -1,0 +1,197 @@
+"""`hgpo eval-planner`: a planner against the tabletop tasks, in-process with the controller's loop (the
+code path of the planner node: policies/evaluation.py). Writes a run folder (config, every decision as
+JSONL, every episode, metrics) and the metrics as JSON; ends with a one-screen summary."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml  # type: ignore[import-untyped]
+from tqdm import tqdm
+
+from hgpo.bench.report import table
+from policies.evaluation import EpisodeResult
+from policies.planning import LLMConfig
+
+REPO = Path(__file__).resolve().parent.parent
+PLANNER_YAML = REPO / "launch" / "config" / "planner.yaml"
+
+
+def llm_settings_from_yaml(path: Path) -> dict[str, Any]:
+    """The `llm` block of the planner node's parameter file (the node's own settings, one source)."""
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except (OSError, yaml.YAMLError) as err:
+        raise ValueError(f"cannot read planner settings from {path}: {err}") from err
+    for node in data.values():
+        if isinstance(node, dict) and isinstance(node.get("ros__parameters"), dict):
+            llm = node["ros__parameters"].get("llm", {})
+            if not isinstance(llm, dict):
+                raise ValueError(f"{path}: `llm` must be a mapping of LLM planner settings")
+            return llm
+    raise ValueError(f"{path} has no `<node>: ros__parameters:` block")
+
+
+def summarize(episodes: list[EpisodeResult], tasks: list[str]) -> dict[str, Any]:
+    """success_rate, per-task success, invalid_subgoal_rate and decision latency percentiles."""
+    decisions = [d for e in episodes for d in e.decisions]
+    latencies = [d.latency_ms for d in decisions]
+    outputs = sum(d.outputs for d in decisions)
+    invalid = sum(d.invalid_outputs for d in decisions)
+    per_task = {}
+    for name in tasks:
+        own = [e for e in episodes if e.task == name]
+        per_task[name] = {
+            "success_rate": float(np.mean([e.success for e in own])) if own else 0.0,
+            "episodes": len(own),
+            "failed_seeds": [e.seed for e in own if not e.success],
+            "mean_subgoals": float(np.mean([len(e.subgoals) for e in own])) if own else 0.0,
+        }
+    return {
+        "success_rate": float(np.mean([e.success for e in episodes])) if episodes else 0.0,
+        "episodes": len(episodes),
+        "per_task": per_task,
+        "decisions": len(decisions),
+        "model_outputs": outputs,
+        "invalid_outputs": invalid,
+        "invalid_subgoal_rate": invalid / outputs if outputs else 0.0,
+        "planner_failures": sum(d.subgoal is None for d in decisions),
+        "decision_latency_ms_p50": float(np.percentile(latencies, 50)) if latencies else 0.0,
+        "decision_latency_ms_p95": float(np.percentile(latencies, 95)) if latencies else 0.0,
+        "stop_reasons": _count(e.message.split(" (")[0].split(":")[0] for e in episodes),
+    }
+
+
+def _count(items: Any) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for item in items:
+        counts[item] = counts.get(item, 0) + 1
+    return dict(sorted(counts.items(), key=lambda kv: -kv[1]))
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="hgpo eval-planner", description=__doc__)
+    parser.add_argument(
+        "--planner", default="llm", help="planner backend: llm | expert (default: %(default)s)"
+    )
+    parser.add_argument("--task", default="all", help="tabletop task name, or all (default: %(default)s)")
+    parser.add_argument("--episodes", type=int, default=10, help="seeds per task (default: %(default)s)")
+    parser.add_argument("--seed-start", type=int, default=0, help="first seed (default: %(default)s)")
+    parser.add_argument("--json", type=Path, help="also write the metrics to this file")
+    parser.add_argument(
+        "--run-dir", type=Path, help="run folder (default: runs/eval-planner/<time>-<planner>)"
+    )
+    parser.add_argument(
+        "--config", type=Path, default=PLANNER_YAML, help="planner node YAML whose `llm` block is the base"
+    )
+    parser.add_argument("--model", help=LLMConfig.help("model"))
+    parser.add_argument("--backend", help=LLMConfig.help("backend"))
+    parser.add_argument("--adapter", help=LLMConfig.help("adapter"))
+    parser.add_argument(
+        "--no-constraints", action="store_true", help="free decoding, validated and re-asked afterwards"
+    )
+    parser.add_argument("--temperature", type=float, help="sample at this temperature (default: greedy)")
+    parser.add_argument("--threads", type=int, help=LLMConfig.help("threads"))
+    parser.add_argument(
+        "--max-subgoals", type=int, default=10, help="fail an episode after this many subgoals (sort needs 8)"
+    )
+    parser.add_argument("--physics-rate", type=float, default=100.0, help="world steps per second (Hz)")
+    parser.add_argument("--control-rate", type=float, default=25.0, help="controller ticks per second (Hz)")
+    return parser
+
+
+def _llm_config(args: argparse.Namespace) -> LLMConfig:
+    config = LLMConfig.from_mapping(llm_settings_from_yaml(args.config))
+    overrides: dict[str, Any] = {
+        name: getattr(args, name)
+        for name in ("model", "backend", "adapter", "threads")
+        if getattr(args, name) is not None
+    }
+    if args.no_constraints:
+        overrides["constrained"] = False
+    if args.temperature is not None:
+        overrides.update(do_sample=True, temperature=args.temperature)
+    return replace(config, **overrides)
+
+
+def main(argv: list[str]) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    from policies.control import ExpertSkillPolicy
+    from policies.evaluation import run_episode
+    from policies.planning import DecisionLog, LoopConfig, PlannerError, make_planner
+    from policies.planning.backends import ModelError
+    from sim.tabletop import TASKS, TabletopWorld, WorldConfig, make_task
+
+    hold = args.physics_rate / args.control_rate if args.control_rate > 0 else 0.0
+    if args.episodes < 1 or args.max_subgoals < 1 or hold < 1 or abs(hold - round(hold)) > 1e-9:
+        parser.error("episodes and max-subgoals must be >= 1; the control rate must divide the physics rate")
+    tasks = list(TASKS) if args.task == "all" else [args.task]
+    try:
+        for name in tasks:
+            make_task(name, 0)
+        llm = _llm_config(args)
+        print(f"loading planner {args.planner!r} ...", flush=True)
+        planner = make_planner(args.planner, llm)
+    except (ValueError, ModelError, PlannerError) as err:
+        print(f"hgpo eval-planner: error: {err}", file=sys.stderr)
+        return 2
+    run_dir = (
+        args.run_dir or REPO / "runs" / "eval-planner" / f"{time.strftime('%Y%m%d-%H%M%S')}-{args.planner}"
+    )
+    run_dir.mkdir(parents=True, exist_ok=True)
+    config = {
+        "planner": args.planner,
+        "tasks": tasks,
+        "episodes": args.episodes,
+        "seed_start": args.seed_start,
+        "max_subgoals": args.max_subgoals,
+        "physics_rate_hz": args.physics_rate,
+        "control_rate_hz": args.control_rate,
+        "llm": asdict(llm) if args.planner == "llm" else None,
+    }
+    (run_dir / "config.json").write_text(json.dumps(config, indent=2) + "\n")
+    world = TabletopWorld(WorldConfig(control_dt=1.0 / args.physics_rate))
+    policy = ExpertSkillPolicy()
+    loop = LoopConfig(max_subgoals=args.max_subgoals)
+    episodes: list[EpisodeResult] = []
+    jobs = [
+        (name, seed) for name in tasks for seed in range(args.seed_start, args.seed_start + args.episodes)
+    ]
+    with DecisionLog(run_dir / "decisions.jsonl") as log, (run_dir / "episodes.jsonl").open("w") as out:
+        bar = tqdm(jobs, desc="episodes", unit="ep")
+        for name, seed in bar:
+            result = run_episode(
+                world, make_task(name, seed), planner, policy, action_hold=round(hold), loop=loop, log=log
+            )
+            episodes.append(result)
+            record = {k: v for k, v in asdict(result).items() if k != "decisions"}
+            out.write(json.dumps(record, default=str) + "\n")
+            out.flush()
+            bar.set_postfix(task=name, success=f"{np.mean([e.success for e in episodes]):.2f}")
+    metrics = summarize(episodes, tasks)
+    metrics_json = json.dumps({"config": config, **metrics}, indent=2) + "\n"
+    (run_dir / "metrics.json").write_text(metrics_json)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(metrics_json)
+    rows = [
+        [name, f"{t['success_rate']:.2f}", t["episodes"], f"{t['mean_subgoals']:.1f}"]
+        for name, t in metrics["per_task"].items()
+    ]
+    print(table(["task", "success", "episodes", "subgoals/ep"], rows))
+    print(
+        f"success {metrics['success_rate']:.2f} over {metrics['episodes']} episodes; "
+        f"{metrics['decisions']} decisions, invalid outputs {metrics['invalid_subgoal_rate']:.3f}, "
+        f"latency p50 {metrics['decision_latency_ms_p50']:.0f} ms "
+        f"p95 {metrics['decision_latency_ms_p95']:.0f} ms"
+    )
+    print(f"run folder: {run_dir}")
+    return 0

@@ -1,0 +1,184 @@
+"""The OpenAI-compatible HTTP backend against a local server started by the test: a stdlib http.server that
+answers like the API (the world outside), including with garbage, errors and silence on purpose."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from policies.planning import (
+    LLMConfig,
+    PlannerError,
+    PlanningContext,
+    StepRecord,
+    make_planner,
+    run_closed_loop,
+)
+from policies.planning.backends import ModelError
+from sim.tabletop import Subgoal, TabletopWorld, make_task
+
+MODEL = "tiny-planner"
+
+
+@dataclass
+class FakeAPI:
+    """Scripted replies, one per chat request: a str is the content; a callable writes the raw response."""
+
+    replies: list[str | Callable[[BaseHTTPRequestHandler], None]] = field(default_factory=list)
+    requests: list[dict] = field(default_factory=list)
+    models: list[str] = field(default_factory=lambda: [MODEL])
+    url: str = ""
+
+
+def _send(handler: BaseHTTPRequestHandler, status: int, body: bytes) -> None:
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    handler.wfile.write(body)
+
+
+@pytest.fixture
+def api() -> Iterator[FakeAPI]:
+    state = FakeAPI()
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            if self.path != "/v1/models":
+                _send(self, 404, b'{"error": "not found"}')
+                return
+            _send(self, 200, json.dumps({"data": [{"id": m} for m in state.models]}).encode())
+
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            state.requests.append({"body": body, "auth": self.headers.get("Authorization")})
+            reply = state.replies.pop(0) if state.replies else "done()"
+            if callable(reply):
+                reply(self)
+                return
+            answer = {"choices": [{"message": {"role": "assistant", "content": reply}}]}
+            _send(self, 200, json.dumps(answer).encode())
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    state.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    yield state
+    server.shutdown()
+    thread.join(timeout=5)
+    server.server_close()
+
+
+def _config(api: FakeAPI, **overrides: object) -> LLMConfig:
+    values = {"backend": "openai", "model": MODEL, "base_url": api.url, "timeout_s": 2.0, "max_retries": 1}
+    return LLMConfig.from_mapping({**values, **overrides})
+
+
+@pytest.fixture(scope="module")
+def world() -> TabletopWorld:
+    return TabletopWorld()
+
+
+def _context(world: TabletopWorld) -> PlanningContext:
+    task = make_task("stack", 0)
+    return PlanningContext(task.instruction, world.reset(task), ())
+
+
+def test_answer_is_parsed_and_key_is_sent(api: FakeAPI, world: TabletopWorld, monkeypatch) -> None:
+    monkeypatch.setenv("HGPO_TEST_KEY", "sekrit")
+    api.replies = ["  pick(blue_block)\n"]
+    planner = make_planner("llm", _config(api, api_key_env="HGPO_TEST_KEY"))
+    assert planner.next_subgoal(_context(world)) == Subgoal("pick", ("blue_block",))
+    request = api.requests[0]
+    assert request["auth"] == "Bearer sekrit" and request["body"]["model"] == MODEL
+    assert request["body"]["messages"][0]["role"] == "system"
+    assert "stack the blue block" in request["body"]["messages"][1]["content"]
+
+
+def test_unknown_object_is_reasked_with_the_reason(api: FakeAPI, world: TabletopWorld) -> None:
+    api.replies = ["pick(purple_block)", "pick(blue_block)"]
+    planner = make_planner("llm", _config(api))
+    assert planner.next_subgoal(_context(world)) == Subgoal("pick", ("blue_block",))
+    reask = api.requests[1]["body"]["messages"]
+    assert reask[-2] == {"role": "assistant", "content": "pick(purple_block)"}
+    assert "unknown object 'purple_block'; known objects:" in reask[-1]["content"]
+    trace = planner.last_trace
+    assert trace is not None and [a.valid for a in trace.attempts] == [False, True]
+
+
+def test_persistent_garbage_fails_the_step_clearly(api: FakeAPI, world: TabletopWorld) -> None:
+    api.replies = ["¯\\_(ツ)_/¯", "pick(purple_block)", "I would rather not."]
+    task = make_task("stack", 0)
+    world.reset(task)
+    planner = make_planner("llm", _config(api, max_reasks=2))
+    outcome = run_closed_loop(
+        planner, task.instruction, world.state, lambda sg: StepRecord(sg, True, ""), task
+    )
+    assert not outcome.success and outcome.subgoals_executed == 0
+    assert "no valid subgoal in 3 answers" in outcome.message and "I would rather not." in outcome.message
+    assert outcome.decisions[0].invalid_outputs == 3
+
+
+def test_non_json_and_missing_content_are_clear(api: FakeAPI, world: TabletopWorld) -> None:
+    api.replies = [
+        lambda h: _send(h, 200, b"<html>gateway</html>"),
+        lambda h: _send(h, 200, b'{"choices": []}'),
+    ]
+    planner = make_planner("llm", _config(api))
+    for expected in ("not JSON", "without choices\\[0\\].message.content"):
+        with pytest.raises(PlannerError, match=expected):
+            planner.next_subgoal(_context(world))
+
+
+def test_server_errors_are_retried(api: FakeAPI, world: TabletopWorld) -> None:
+    api.replies = [lambda h: _send(h, 503, b'{"error": "overloaded"}'), "pick(blue_block)"]
+    planner = make_planner("llm", _config(api, max_retries=1))
+    assert planner.next_subgoal(_context(world)) == Subgoal("pick", ("blue_block",))
+    assert len(api.requests) == 2
+
+
+def test_timeout_is_retried_then_fails(api: FakeAPI, world: TabletopWorld) -> None:
+    def silent(handler: BaseHTTPRequestHandler) -> None:
+        time.sleep(1.5)
+        with contextlib.suppress(OSError):  # the client has hung up by now
+            _send(handler, 200, b"{}")
+
+    api.replies = [silent, silent]
+    planner = make_planner("llm", _config(api, timeout_s=0.3, max_retries=1))
+    with pytest.raises(PlannerError, match="no answer from .* within 0.3 s \\(after 2 tries\\)"):
+        planner.next_subgoal(_context(world))
+
+
+def test_auth_error_is_not_retried(api: FakeAPI, world: TabletopWorld) -> None:
+    api.replies = [lambda h: _send(h, 401, b'{"error": "bad key"}')]
+    planner = make_planner("llm", _config(api, max_retries=3))
+    with pytest.raises(PlannerError, match="HTTP 401 .*\\(check the key in \\$OPENAI_API_KEY\\)"):
+        planner.next_subgoal(_context(world))
+    assert len(api.requests) == 1
+
+
+def test_endpoint_down_fails_at_start_up() -> None:
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = LLMConfig(backend="openai", base_url=f"http://127.0.0.1:{port}/v1", max_retries=1, timeout_s=1.0)
+    with pytest.raises(ModelError, match="cannot reach .*/models.*after 2 tries.*is the server running"):
+        make_planner("llm", config)
+
+
+def test_unserved_model_fails_at_start_up(api: FakeAPI) -> None:
+    with pytest.raises(ModelError, match="does not serve model 'gpt-9'; it serves: tiny-planner"):
+        make_planner("llm", _config(api, model="gpt-9"))
+    with pytest.raises(ModelError, match="must start with http"):
+        make_planner("llm", _config(api, base_url="localhost:1234"))
