@@ -13,6 +13,8 @@ from pathlib import Path
 
 from hgpo.cli import Commands, dispatch
 
+PLANNER_YAML = Path(__file__).resolve().parent.parent / "launch" / "config" / "planner_alfworld.yaml"
+
 COMMANDS: Commands = {
     "make-games": ("hgpo.alfworld:make_games_main", "write solvable games of the six task types"),
     "eval": ("hgpo.alfworld:eval_main", "success per task type of a planner over a game set"),
@@ -110,25 +112,38 @@ def eval_main(argv: list[str]) -> int:
     _games_argument(parser)
     parser.add_argument("--planner", default="expert", help="planner backend (%(default)s)")
     parser.add_argument("--json", type=Path, help="write the summary and every episode here")
+    parser.add_argument(
+        "--config",
+        type=Path,
+        default=PLANNER_YAML,
+        help="planner node parameters whose `llm` block configures --planner llm (%(default)s)",
+    )
     args = parser.parse_args(argv)
     from tqdm import tqdm
 
     from hgpo.bench.report import table
+    from hgpo.eval_planner import llm_settings_from_yaml
     from policies.alfworld.episodes import run_episode
     from policies.alfworld.evaluation import paper_table, summarize
-    from policies.alfworld.planners import make_text_planner
+    from policies.planning import LLMConfig, make_planner
+    from policies.planning.backends import ModelError
     from sim.alfworld import AlfworldTextEnv, GameFileError
 
     try:
-        planner = make_text_planner(args.planner)
+        llm = LLMConfig.from_mapping(llm_settings_from_yaml(args.config))
+        planner = make_planner(args.planner, llm, domain="alfworld")
     except ValueError as err:
         parser.error(str(err))
+    except ModelError as err:
+        print(f"error: planner {args.planner!r} cannot start: {err}", file=sys.stderr)
+        return 2
+    with_expert = args.planner == "expert"
     games = _games(args, parser)
-    env = AlfworldTextEnv(max_steps=args.max_steps, expert=planner.needs_expert_plan)
+    env = AlfworldTextEnv(max_steps=args.max_steps, expert=with_expert)
     results = []
     try:
         for game in tqdm(games, unit="game", desc=f"{args.planner} planner"):
-            results.append(run_episode(env, game, planner))
+            results.append(run_episode(env, game, planner, with_expert))
     except GameFileError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
@@ -169,7 +184,7 @@ def demos_main(argv: list[str]) -> int:
     from tqdm import tqdm
 
     from policies.alfworld.episodes import demo_record, run_episode
-    from policies.alfworld.planners import ExpertTextPlanner
+    from policies.alfworld.planners import ExpertAlfworldPlanner
     from policies.planning.alfworld_domain import AlfworldDomain
     from policies.planning.prompting import PromptBuilder
     from sim.alfworld import AlfworldTextEnv
@@ -178,7 +193,7 @@ def demos_main(argv: list[str]) -> int:
 
     games = _games(args, parser)
     env = AlfworldTextEnv(max_steps=args.max_steps, expert=True)
-    planner = ExpertTextPlanner()
+    planner = ExpertAlfworldPlanner()
     args.out.parent.mkdir(parents=True, exist_ok=True)
     records = won = 0
     partial = args.out.with_name(args.out.name + ".partial")
@@ -187,11 +202,10 @@ def demos_main(argv: list[str]) -> int:
             for game in tqdm(games, unit="game", desc="demos"):
                 lines: list[str] = []
 
-                def record(context, subgoal, game=game, lines=lines) -> None:  # type: ignore[no-untyped-def]
-                    if subgoal is not None:
-                        lines.append(json.dumps(demo_record(game, context, subgoal, prompts)))
+                def record(instruction, view, history, subgoal, game=game, lines=lines) -> None:  # type: ignore[no-untyped-def]
+                    lines.append(json.dumps(demo_record(game, instruction, view, history, subgoal, prompts)))
 
-                result = run_episode(env, game, planner, on_decision=record)
+                result = run_episode(env, game, planner, True, on_decision=record)
                 if result.won:  # only successful trajectories are demonstrations
                     won += 1
                     records += len(lines)

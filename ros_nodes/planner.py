@@ -1,9 +1,11 @@
 """planner: the `RunTask` action server that plans one subgoal at a time, closed-loop.
 
-For each task it (optionally) resets the scene through the bridge, then runs `run_closed_loop`
-(shared with in-process evaluation): plan a subgoal from the instruction, the scene and the history,
-send it to the controller's `ExecuteSubgoal`, observe the result, replan. Each planned subgoal is
-published on `subgoal` for monitoring and reported as `RunTask` feedback.
+For each task it (optionally) resets the world through the bridge, then runs `run_closed_loop`
+(shared with in-process evaluation): plan a subgoal from the instruction, the observation and the history,
+send it to `ExecuteSubgoal` (the controller; for text worlds, their bridge), observe the result, replan.
+Each planned subgoal is published on `subgoal` for monitoring and reported as `RunTask` feedback.
+The `domain` parameter picks the world adapter (ros_nodes/planner_worlds.py): `tabletop` observes
+SceneState and grounds subgoals to goals, `alfworld` observes the bridge's latched TextObservation.
 """
 
 from __future__ import annotations
@@ -14,9 +16,9 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 from hgpo_msgs.action import ExecuteSubgoal, RunTask
-from hgpo_msgs.msg import SceneState as SceneStateMsg
 from hgpo_msgs.msg import Subgoal as SubgoalMsg
 from hgpo_msgs.srv import ResetScene
 from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalResponse
@@ -25,13 +27,21 @@ from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallb
 from rclpy.client import Client
 from rclpy.node import Node
 
-from policies.planning import DecisionLog, LLMConfig, LoopConfig, StepRecord, make_planner, run_closed_loop
+from policies.planning import (
+    DecisionLog,
+    LLMConfig,
+    LoopConfig,
+    StepRecord,
+    TaskGoal,
+    make_planner,
+    run_closed_loop,
+)
 from policies.planning.backends import ModelError
-from ros_nodes.conversions import scene_from_msg, subgoal_to_msg
 from ros_nodes.estop import EmergencyStopError, EstopMonitor
 from ros_nodes.node_main import Parameters, log_outcome, run_node
+from ros_nodes.planner_worlds import make_world
 from ros_nodes.waiting import PeerTimeoutError, send_goal, wait_for
-from sim.tabletop import SceneState, Subgoal, SubgoalError, Task, ground, make_task
+from sim.tabletop import Subgoal
 
 
 class TaskCanceledError(Exception):
@@ -44,6 +54,8 @@ class Planner(Node):
         self.decision_log: DecisionLog | None = None  # rclpy destroys a node that failed to start, too
         p = Parameters(self)
         planner = p("planner", "expert", "planner backend")
+        domain = p("domain", "tabletop", "the world planned in: tabletop (SceneState) or alfworld (text)")
+        self.world = make_world(domain)
         self.loop_config = LoopConfig(
             max_subgoals=p("max_subgoals", 20, "fail the task after this many subgoals"),
             max_repeated_failures=p(
@@ -63,23 +75,26 @@ class Planner(Node):
             {name: p(f"llm.{name}", value, LLMConfig.help(name)) for name, value in defaults.items()}
         )
         model = f" ({llm.backend}: {llm.model})" if planner == "llm" else ""
-        self.get_logger().info(f"loading planner {planner!r}{model}")
+        self.get_logger().info(f"loading {domain} planner {planner!r}{model}")
         try:
-            self.planner = make_planner(planner, llm)  # loads the model once, here, never mid-task
+            self.planner = make_planner(planner, llm, domain)  # loads the model once, here, never mid-task
         except ModelError as err:
             raise ValueError(f"planner {planner!r} cannot start: {err}") from err
         self.decision_log = DecisionLog(self._decisions_path(decisions_dir))
         self.estop = EstopMonitor(self)  # arm_bridge's latched e-stop: no subgoal starts under it
 
         group = ReentrantCallbackGroup()
-        self._scene: SceneStateMsg | None = None
-        self._scene_count = 0
-        self._last_task: Task | None = None  # set up by the last reset; its instruction needs no reset again
-        self._scene_cond = threading.Condition()
-        self._not_before_ns = 0  # scenes stamped before the last reset describe the old world
+        self._latest: Any = None  # the last observation message, converted only when the planner reads it
+        self._count = 0
+        self._requested = 0  # observations received when the last reset or subgoal was sent
+        self._cond = threading.Condition()
         self._busy = threading.Lock()  # one task at a time
         self.create_subscription(
-            SceneStateMsg, "scene_state", self._on_scene, 10, callback_group=MutuallyExclusiveCallbackGroup()
+            self.world.msg_type,
+            self.world.topic,
+            self._on_observation,
+            self.world.qos,
+            callback_group=MutuallyExclusiveCallbackGroup(),
         )
         self.subgoal_pub = self.create_publisher(SubgoalMsg, "subgoal", 10)
         self.reset_client: Client[ResetScene.Request, ResetScene.Response] = self.create_client(
@@ -112,42 +127,41 @@ class Planner(Node):
             self.decision_log.close()
         super().destroy_node()
 
-    def _on_scene(self, msg: SceneStateMsg) -> None:
-        with self._scene_cond:
-            self._scene = msg  # converted only when the planner reads it
-            self._scene_count += 1
-            self._scene_cond.notify_all()
+    def _on_observation(self, msg: Any) -> None:
+        with self._cond:
+            self._latest = msg
+            self._count += 1
+            self._cond.notify_all()
 
-    def _next_scene(self) -> SceneState:
-        """The first scene that arrives after this call and was stamped after the last reset: the world
-        now, not before the last step (topics and the reset service are not ordered with each other)."""
+    def _mark_request(self) -> None:
+        with self._cond:
+            self._requested = self._count
 
-        def current() -> bool:
-            if self._scene is None or self._scene_count <= seen:
-                return False
-            stamp = self._scene.header.stamp
-            return stamp.sec * 10**9 + stamp.nanosec >= self._not_before_ns
+    def _next_observation(self) -> Any:
+        """The world now, as the domain's observation: for a streamed world the first message that arrives
+        after this call, otherwise the first after the last reset or subgoal; in both cases one the world
+        accepts as after the last reset (topics and the reset service are not ordered with each other)."""
+        with self._cond:
+            seen = self._count if self.world.streamed else self._requested
 
-        with self._scene_cond:
-            seen = self._scene_count
-            if not self._scene_cond.wait_for(current, timeout=self.peer_timeout_s):
+            def current() -> bool:
+                return self._count > seen and self.world.accept(self._latest)
+
+            if not self._cond.wait_for(current, timeout=self.peer_timeout_s):
                 raise PeerTimeoutError(
-                    f"no SceneState on {self.resolve_topic_name('scene_state')} "
-                    f"for {self.peer_timeout_s} s: is the sim or arm bridge running?"
+                    f"no {self.world.msg_type.__name__} on {self.resolve_topic_name(self.world.topic)} "
+                    f"for {self.peer_timeout_s} s: is {self.world.source} running?"
                 )
-            assert self._scene is not None
-            return scene_from_msg(self._scene)
+            return self.world.observation(self._latest)
 
-    def _reset(self, task: str, seed: int) -> ResetScene.Response:
+    def _reset(self, request: ResetScene.Request) -> ResetScene.Response:
         if not self.reset_client.wait_for_service(timeout_sec=self.peer_timeout_s):
             raise PeerTimeoutError(
-                f"service {self.reset_client.srv_name} not available: is the sim bridge running?"
+                f"service {self.reset_client.srv_name} not available: is {self.world.source} running?"
             )
-        future = self.reset_client.call_async(ResetScene.Request(task=task, seed=seed))
-        response = wait_for(future, self.peer_timeout_s, f"service {self.reset_client.srv_name}")
-        stamp = response.scene.header.stamp
-        self._not_before_ns = stamp.sec * 10**9 + stamp.nanosec
-        return response
+        self._mark_request()
+        future = self.reset_client.call_async(request)
+        return wait_for(future, self.peer_timeout_s, f"service {self.reset_client.srv_name}")
 
     def _on_goal(self, _request: RunTask.Goal) -> GoalResponse:
         """One task at a time: two would preempt each other's subgoals on the one controller."""
@@ -156,19 +170,21 @@ class Planner(Node):
             return GoalResponse.REJECT
         return GoalResponse.ACCEPT
 
-    def _execute_subgoal(self, subgoal: Subgoal, subgoal_id: int, canceled: Callable[[], bool]) -> StepRecord:
+    def _execute_subgoal(
+        self, subgoal: Subgoal, observation: Any, subgoal_id: int, canceled: Callable[[], bool]
+    ) -> StepRecord:
         try:
-            goal = ground(subgoal, self._next_scene())
-        except SubgoalError as err:
+            msg = self.world.subgoal_msg(subgoal, observation, subgoal_id, self.subgoal_timeout_s)
+        except ValueError as err:
             return StepRecord(subgoal, False, f"cannot ground {subgoal}: {err}")
-        msg = subgoal_to_msg(subgoal, subgoal_id, goal, self.subgoal_timeout_s)
         msg.header.stamp = self.get_clock().now().to_msg()
         self.subgoal_pub.publish(msg)
+        self._mark_request()
         handle = send_goal(
-            self.execute_client, ExecuteSubgoal.Goal(subgoal=msg), self.peer_timeout_s, "controller"
+            self.execute_client, ExecuteSubgoal.Goal(subgoal=msg), self.peer_timeout_s, self.world.executor
         )
         if not handle.accepted:
-            return StepRecord(subgoal, False, f"controller rejected {subgoal}")
+            return StepRecord(subgoal, False, f"{self.world.executor} rejected {subgoal}")
         result_future = handle.get_result_async()
         done = threading.Event()
         result_future.add_done_callback(lambda _f: done.set())
@@ -178,25 +194,31 @@ class Planner(Node):
                 handle.cancel_goal_async()  # never leave the arm running a subgoal nobody waits for
                 if canceled():
                     raise TaskCanceledError
-                raise PeerTimeoutError(f"controller result for {subgoal}: none by the subgoal's deadline")
+                raise PeerTimeoutError(
+                    f"{self.world.executor}'s result for {subgoal}: none by the subgoal's deadline"
+                )
         response = result_future.result()
         assert response is not None
         return StepRecord(subgoal, bool(response.result.success), response.result.message)
 
-    def _task_for(self, request: RunTask.Goal) -> tuple[str, Task | None]:
+    def _task_for(self, request: RunTask.Goal) -> tuple[str, TaskGoal[Any] | None]:
         instruction = request.instruction.strip()
         if request.reset:
-            response = self._reset(request.task, request.seed)
+            reset = ResetScene.Request(task=request.task, seed=request.seed)
+            response = self._reset(reset)
             if not response.success:
                 raise ValueError(f"reset refused: {response.message}")
-            self._last_task = make_task(response.task, seed=request.seed)
+            goal = self.world.after_reset(reset, response)
             if instruction and instruction != response.instruction:
-                return instruction, None  # the user's own words, not the reset task's: no known goal
-            return response.instruction, self._last_task
+                return instruction, self.world.goal_for(instruction)  # the user's own words
+            return response.instruction, goal
+        if not instruction:
+            with self._cond:
+                latest = self._latest
+            instruction = getattr(latest, "task", "") if not self.world.streamed else ""
         if not instruction:
             raise ValueError("empty instruction: say what the robot should do, or reset to a task")
-        known = self._last_task is not None and self._last_task.instruction == instruction
-        return instruction, self._last_task if known else None
+        return instruction, self.world.goal_for(instruction)
 
     def _execute(self, goal_handle: ServerGoalHandle) -> RunTask.Result:
         if not self._busy.acquire(blocking=False):
@@ -214,7 +236,7 @@ class Planner(Node):
             if not self.execute_client.wait_for_server(timeout_sec=self.peer_timeout_s):
                 raise PeerTimeoutError(
                     f"action {self.resolve_topic_name('execute_subgoal')} not available: "
-                    "is the controller running?"
+                    f"is {self.world.executor} running?"
                 )
         except (PeerTimeoutError, ValueError) as err:
             goal_handle.abort()
@@ -236,15 +258,18 @@ class Planner(Node):
         def canceled() -> bool:
             return goal_handle.is_cancel_requested
 
-        def observe() -> SceneState:
+        seen: list[Any] = [None]  # the observation the planner planned from
+
+        def observe() -> Any:
             if canceled():
                 raise TaskCanceledError
             self.estop.check("starting a subgoal")
-            return self._next_scene()
+            seen[0] = self._next_observation()
+            return seen[0]
 
         def execute(subgoal: Subgoal) -> StepRecord:
             try:
-                return self._execute_subgoal(subgoal, executed, canceled)
+                return self._execute_subgoal(subgoal, seen[0], executed, canceled)
             except PeerTimeoutError as err:
                 return StepRecord(subgoal, False, str(err))
 
@@ -259,6 +284,7 @@ class Planner(Node):
                 on_event=on_event,
                 log=self.decision_log,
                 meta={"task": goal_handle.request.task, "seed": goal_handle.request.seed},
+                ended=self.world.ended,
             )
         except (PeerTimeoutError, TaskCanceledError, EmergencyStopError) as err:
             was_canceled = isinstance(err, TaskCanceledError)

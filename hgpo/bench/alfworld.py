@@ -17,7 +17,7 @@ from tqdm import tqdm
 from hgpo.bench.report import table, write_json
 from policies.alfworld.episodes import run_episode
 from policies.alfworld.evaluation import summarize
-from policies.alfworld.planners import ExpertTextPlanner
+from policies.alfworld.planners import ExpertAlfworldPlanner
 from sim.alfworld import TASK_TYPE_LABELS, AlfworldTextEnv, GameEntry, discover_games, make_games
 
 
@@ -66,8 +66,10 @@ def run(config: BenchAlfworldConfig) -> dict:
             "without_expert": step_rate(games, False, config.steps, config.seed),
             "with_planner_expert": step_rate(games, True, config.steps, config.seed),
         }
-        env, planner = AlfworldTextEnv(max_steps=50, expert=True), ExpertTextPlanner()
-        episodes = [run_episode(env, g, planner) for g in tqdm(games, desc="expert episodes", unit="game")]
+        env, planner = AlfworldTextEnv(max_steps=50, expert=True), ExpertAlfworldPlanner()
+        episodes = [
+            run_episode(env, g, planner, True) for g in tqdm(games, desc="expert episodes", unit="game")
+        ]
         env.close()
     summary = summarize(episodes)
     for task_type, entry in summary["per_type"].items():

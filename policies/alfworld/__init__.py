@@ -1,2 +1,2 @@
-"""ALFWorld planning without ROS: planner backends for text households, prompt rendering, the closed
-plan–execute loop shared by in-process episodes and the planner node, and per-type evaluation."""
+"""ALFWorld planning without ROS: the expert planner of the `alfworld` domain, games played in-process
+through the project's closed loop, and per-type evaluation."""

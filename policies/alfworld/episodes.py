@@ -1,5 +1,6 @@
-"""The ALFWorld closed loop: plan a subgoal, execute it, observe, replan — shared by in-process episodes
-(evaluation, demonstrations, benchmark) and the planner node (only `observe` and `execute` differ)."""
+"""ALFWorld games in-process through the project's one closed loop (`policies.planning.run_closed_loop`):
+the text env is observed as the `alfworld` planning domain's `AlfworldView`, subgoals run as text skills,
+and a game succeeds when won. Used by evaluation, demonstrations and the benchmark."""
 
 from __future__ import annotations
 
@@ -8,67 +9,43 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from policies.alfworld.planners import (
-    TextPlanner,
-    TextPlannerError,
-    TextPlanningContext,
-    TextStep,
-    planning_context,
-)
-from policies.planning.alfworld_domain import AlfworldDomain
+from policies.planning import LoopConfig, Planner, StepRecord, run_closed_loop
+from policies.planning.alfworld_domain import AlfworldDomain, AlfworldView
+from policies.planning.domain import Subgoal
 from policies.planning.prompting import PromptBuilder
-from sim.alfworld import (
-    GameEntry,
-    TextEnv,
-    TextObservation,
-    TextSubgoal,
-    admissible_subgoals,
-    execute_subgoal,
-)
+from sim.alfworld import GameEntry, TextEnv, TextObservation, TextSubgoal, execute_subgoal
 
 
-@dataclass
-class LoopOutcome:
-    won: bool
-    message: str
-    observation: TextObservation  # the last one
-    history: list[TextStep] = field(default_factory=list)
+class GameGoal:
+    """A text game's goal for the closed loop: won is success."""
+
+    def success(self, state: AlfworldView, /) -> bool:
+        return state.won
 
 
-# (context, chosen subgoal or None) for every planning decision: how demonstrations are recorded
-DecisionHook = Callable[[TextPlanningContext, TextSubgoal | None], None]
-# (observation, the planner expert's plan from it or None)
-Observed = tuple[TextObservation, tuple[str, ...] | None]
+def game_ended(state: AlfworldView) -> str | None:
+    """Why the game ended unsolved (its command budget), or None while it goes on."""
+    return f"step budget spent ({state.steps} commands)" if state.done and not state.won else None
 
 
-def run_text_loop(
-    planner: TextPlanner,
-    first: Observed,
-    execute: Callable[[TextSubgoal], tuple[TextStep, Observed]],
-    max_subgoals: int,
-    on_decision: DecisionHook | None = None,
-) -> LoopOutcome:
-    """Until won, the planner says done, or `max_subgoals` were tried (every subgoal tried counts, so a
-    planner stuck on invalid subgoals ends too)."""
-    (observation, plan), history = first, list[TextStep]()
-    first_text = observation.text
-    while not observation.done:
-        if len(history) >= max_subgoals:
-            return LoopOutcome(False, f"subgoal budget spent ({max_subgoals})", observation, history)
-        context = TextPlanningContext(first_text, observation, tuple(history), plan)
-        try:
-            subgoal = planner.next_subgoal(context)
-        except TextPlannerError as err:
-            return LoopOutcome(False, f"planner {planner.name!r} failed: {err}", observation, history)
-        if on_decision:
-            on_decision(context, subgoal)
-        if subgoal is None:
-            verdict = "task done" if observation.won else "the task is not achieved"
-            return LoopOutcome(observation.won, f"planner said done: {verdict}", observation, history)
-        step, (observation, plan) = execute(subgoal)
-        history.append(step)
-    message = "won" if observation.won else f"step budget spent ({observation.steps} commands)"
-    return LoopOutcome(observation.won, f"{message} after {len(history)} subgoals", observation, history)
+def view_of(
+    observation: TextObservation, room: str, expert_plan: tuple[str, ...] | None = None
+) -> AlfworldView:
+    """The planning domain's observation of a game's `TextObservation`; `room` is the text after reset."""
+    return AlfworldView(
+        room,
+        observation.text,
+        observation.admissible_commands,
+        won=observation.won,
+        done=observation.done,
+        steps=observation.steps,
+        expert_plan=expert_plan,
+    )
+
+
+def game_loop_config(max_subgoals: int) -> LoopConfig:
+    """The closed loop's limits for a game: every subgoal tried counts against the game's budget."""
+    return LoopConfig(max_subgoals=max_subgoals)
 
 
 @dataclass
@@ -80,32 +57,62 @@ class EpisodeResult:
     steps: int  # subgoals tried, valid or not (each valid one is one game command)
     wall_s: float
     message: str
-    history: list[TextStep] = field(default_factory=list)
+    history: list[StepRecord] = field(default_factory=list)
+
+
+# (instruction, what the planner saw, the history before it, the planned subgoal): how demonstrations are
+# recorded
+DecisionHook = Callable[[str, AlfworldView, tuple[StepRecord, ...], Subgoal], None]
 
 
 def run_episode(
-    env: TextEnv, game: GameEntry, planner: TextPlanner, on_decision: DecisionHook | None = None
+    env: TextEnv,
+    game: GameEntry,
+    planner: Planner,
+    with_expert_plan: bool,
+    on_decision: DecisionHook | None = None,
+    config: LoopConfig | None = None,
 ) -> EpisodeResult:
-    """One game in-process through `run_text_loop`, the env's step budget as the subgoal budget."""
+    """One game through `run_closed_loop`; by default the env's step budget is the subgoal budget.
+    `with_expert_plan` attaches ALFWorld's planner expert's plan to each observation (the expert needs it)."""
     started = time.perf_counter()
+    first = env.reset(game.path)
+    current = {"observation": first}
+    history: list[StepRecord] = []
+    seen: list[AlfworldView] = []  # the latest view, for the decision hook
 
-    def observed(observation: TextObservation) -> Observed:
-        return observation, env.expert_plan() if planner.needs_expert_plan else None
+    def observe() -> AlfworldView:
+        plan = env.expert_plan() if with_expert_plan else None
+        seen[:] = [view_of(current["observation"], first.text, plan)]
+        return seen[0]
 
-    state = {"observation": env.reset(game.path)}
-
-    def execute(subgoal: TextSubgoal) -> tuple[TextStep, Observed]:
-        outcome = execute_subgoal(env, state["observation"], subgoal)
+    def execute(subgoal: Subgoal) -> StepRecord:
+        outcome = execute_subgoal(env, current["observation"], TextSubgoal(subgoal.skill, subgoal.args))
         if outcome.observation is not None:
-            state["observation"] = outcome.observation
-        return TextStep(subgoal, outcome.success, outcome.message), observed(state["observation"])
+            current["observation"] = outcome.observation
+        history.append(StepRecord(subgoal, outcome.success, outcome.message))
+        return history[-1]
 
-    outcome = run_text_loop(planner, observed(state["observation"]), execute, env.max_steps, on_decision)
+    def on_event(_index: int, subgoal: Subgoal, record: StepRecord | None) -> None:
+        if record is None and on_decision is not None:
+            on_decision(first.task, seen[0], tuple(history), subgoal)
+
+    outcome = run_closed_loop(
+        planner,
+        first.task,
+        observe,
+        execute,
+        task=GameGoal(),
+        config=config or game_loop_config(env.max_steps),
+        on_event=on_event,
+        ended=game_ended,
+        meta={"game": game.name},
+    )
     return EpisodeResult(
         game.name,
         game.task_type,
-        outcome.observation.task,
-        outcome.won,
+        first.task,
+        current["observation"].won,
         len(outcome.history),
         time.perf_counter() - started,
         outcome.message,
@@ -114,20 +121,24 @@ def run_episode(
 
 
 def demo_record(
-    game: GameEntry, context: TextPlanningContext, subgoal: TextSubgoal, prompts: PromptBuilder
+    game: GameEntry,
+    instruction: str,
+    view: AlfworldView,
+    history: tuple[StepRecord, ...],
+    subgoal: Subgoal,
+    prompts: PromptBuilder,
 ) -> dict[str, Any]:
     """One behaviour-cloning record: what the planner saw, as raw fields and as the LLM planner's own chat
     messages for the alfworld domain, and what the expert chose."""
-    valid = admissible_subgoals(context.observation.admissible_commands)
-    planning = planning_context(context)
-    messages = prompts.messages(AlfworldDomain(), planning.instruction, planning.state, planning.history)
+    domain = AlfworldDomain()
+    messages = prompts.messages(domain, instruction, view, history)
     return {
         "game": game.name,
         "task_type": game.task_type,
-        "task": context.observation.task,
-        "observation": context.observation.text,
-        "history": [[str(s.subgoal), s.feedback] for s in context.history],
-        "admissible_subgoals": [str(s) for s in valid],
+        "task": instruction,
+        "observation": view.last,
+        "history": [[str(s.subgoal), s.message] for s in history],
+        "admissible_subgoals": [str(s) for s in domain.valid_subgoals(view)],
         "expert_subgoal": str(subgoal),
         "messages": [dict(m) for m in messages],
     }

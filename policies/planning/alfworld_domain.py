@@ -16,11 +16,17 @@ PARAM_TYPES = {"recep": "receptacle", "obj": "object", "target": "object|recepta
 @dataclass(frozen=True)
 class AlfworldView:
     """What the ALFWorld planner sees: the room as first described, the game's last answer and the
-    commands the game admits now (the bridge's TextObservation carries all three)."""
+    commands the game admits now (the bridge's TextObservation carries all three), with the game's state
+    (won, over, commands played) for the loop and, when the world runs it, ALFWorld's planner expert's plan
+    from here for the expert planner (None: not offered)."""
 
     room: str
     last: str
     admissible_commands: tuple[str, ...]
+    won: bool = False
+    done: bool = False
+    steps: int = 0
+    expert_plan: tuple[str, ...] | None = None
 
 
 def _without_task(text: str) -> str:
@@ -44,6 +50,10 @@ class AlfworldDomain:
 
     def valid_subgoals(self, observation: AlfworldView) -> Sequence[Subgoal]:
         return tuple(Subgoal(s.skill, s.args) for s in admissible_subgoals(observation.admissible_commands))
+
+    def finish_allowed(self, observation: AlfworldView) -> bool:
+        """done() is always a valid answer; the loop then checks whether the game was won."""
+        return True
 
     def explain_invalid(self, subgoal: Subgoal, observation: AlfworldView) -> str:
         try:

@@ -64,8 +64,12 @@ def run_closed_loop(
     on_event: EventHook | None = None,
     log: DecisionLog | None = None,
     meta: dict[str, Any] | None = None,
+    ended: Callable[[ObsT], str | None] | None = None,
 ) -> TaskOutcome:
     """Replan after every result until the planner says done, the task succeeds, a loop or the limit.
+
+    `ended(observation)`, for worlds that can end a task unsolved (a text game's command budget), says why
+    it ended, or None while it goes on.
 
     Every planner call becomes a `Decision` (in the outcome, and appended to `log` when given, with
     `meta` such as the task and seed) once its result is known.
@@ -91,6 +95,9 @@ def run_closed_loop(
         state = observe()
         if task is not None and task.success(state):
             return finish(True, f"task done after {len(history)} subgoals")
+        why = ended(state) if ended is not None else None
+        if why is not None:
+            return finish(False, f"{why} after {len(history)} subgoals")
         if len(history) >= config.max_subgoals:
             return finish(False, f"gave up after the subgoal limit ({config.max_subgoals})")
         started = time.perf_counter()

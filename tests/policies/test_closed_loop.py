@@ -118,3 +118,24 @@ def test_events_report_each_subgoal(world: TabletopWorld) -> None:
         (1, f"pick({obj})", None),
         (1, f"pick({obj})", False),
     ]
+
+
+def test_a_world_that_ends_the_task_stops_the_loop(world: TabletopWorld) -> None:
+    task = make_task("pick_place", 2)
+    world.reset(task)
+    executed: list[Subgoal] = []
+
+    def execute(subgoal: Subgoal) -> StepRecord:
+        executed.append(subgoal)
+        return StepRecord(subgoal, True, "")
+
+    outcome = run_closed_loop(
+        ExpertPlannerBackend(),
+        task.instruction,
+        world.state,
+        execute,
+        task=task,
+        ended=lambda _state: "out of time" if len(executed) >= 1 else None,
+    )
+    assert not outcome.success and outcome.message == "out of time after 1 subgoals"
+    assert outcome.subgoals_executed == 1

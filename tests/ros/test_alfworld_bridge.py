@@ -1,5 +1,5 @@
 """The ALFWorld graph over real DDS: the bridge executes text subgoals and resets games; the launch file
-plays a game end to end with the expert planner."""
+plays a game end to end with the planner node (domain:=alfworld) and the expert planner."""
 
 from __future__ import annotations
 
@@ -88,4 +88,4 @@ def test_launch_plays_a_game_end_to_end(games: Path, launch) -> None:
     launched = launch("alfworld", f"games:={games}", "seed:=4")
     code = launched.wait(timeout=GAME_TIMEOUT_S)
     assert code == 0, launched.output
-    assert "SUCCESS" in launched.output
+    assert "loading alfworld planner 'expert'" in launched.output and "SUCCESS" in launched.output
