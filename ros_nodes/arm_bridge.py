@@ -107,8 +107,13 @@ class ArmBridge(Node):
         self._sent_linear = np.zeros(3)  # the end-effector velocity last commanded
         self._fresh = threading.Condition()
         self._kinematics_lock = threading.Lock()  # the reset service computes scenes on another thread
+        self._command_lock = threading.Lock()  # the gate and what was sent: one commanding callback at a time
 
-        group = MutuallyExclusiveCallbackGroup()  # every callback that touches the arm state, one at a time
+        # One group per source. In a single mutually exclusive group the 100 Hz tick, ready again whenever it
+        # ends on a loaded machine, wins the executor every time and starves the others: no joint state for
+        # seconds (the bridge holds still, then stops publishing scenes) and twists handled seconds late.
+        # Callbacks that command the arm serialise on `_command_lock` instead, which a waiting one gets next.
+        commands, readings, estop, ticks = (MutuallyExclusiveCallbackGroup() for _ in range(4))
         if self.interface.message == "TwistStamped":
             self.command_pub = self.create_publisher(
                 TwistStamped, command_topic or self.interface.default_topic, 10
@@ -120,15 +125,15 @@ class ArmBridge(Node):
         self.gripper_pub = self.create_publisher(Float64, gripper_topic, 10)
         self.scene_pub = self.create_publisher(SceneStateMsg, "scene_state", 10)
         self.estop_state_pub = self.create_publisher(Bool, ESTOP_STATE_TOPIC, latched_qos())
-        self.create_subscription(TwistStamped, "cmd_twist", self._on_twist, 10, callback_group=group)
-        self.create_subscription(Float64, "gripper_cmd", self._on_gripper, 10, callback_group=group)
+        self.create_subscription(TwistStamped, "cmd_twist", self._on_twist, 10, callback_group=commands)
+        self.create_subscription(Float64, "gripper_cmd", self._on_gripper, 10, callback_group=commands)
         # Depth 1 for the arm's state: the latest joint state is the arm; older ones read late would be lag.
-        self.create_subscription(JointState, joint_states_topic, self._on_joints, 1, callback_group=group)
+        self.create_subscription(JointState, joint_states_topic, self._on_joints, 1, callback_group=readings)
         self.create_subscription(
-            ObjectStateArray, perception_topic, self._on_objects, 10, callback_group=group
+            ObjectStateArray, perception_topic, self._on_objects, 10, callback_group=readings
         )
-        self.create_subscription(Bool, ESTOP_TOPIC, self._on_estop, latched_qos(), callback_group=group)
-        self.create_service(Trigger, RESET_ESTOP_SERVICE, self._on_reset_estop, callback_group=group)
+        self.create_subscription(Bool, ESTOP_TOPIC, self._on_estop, latched_qos(), callback_group=estop)
+        self.create_service(Trigger, RESET_ESTOP_SERVICE, self._on_reset_estop, callback_group=estop)
         reset_group = ReentrantCallbackGroup()
         self.create_service(ResetScene, "reset_scene", self._on_reset, callback_group=reset_group)
         self.world_reset: Client[ResetScene.Request, ResetScene.Response] | None = (
@@ -136,7 +141,7 @@ class ArmBridge(Node):
             if self.world_reset_service
             else None
         )
-        self.create_timer(1.0 / self.rate_hz, self._tick, callback_group=group)
+        self.create_timer(1.0 / self.rate_hz, self._tick, callback_group=ticks)
         self.estop_state_pub.publish(Bool(data=False))
         self.get_logger().info(
             f"{self.interface.name} ({self.interface.description}) on "
@@ -146,6 +151,10 @@ class ArmBridge(Node):
 
     # --- inputs -------------------------------------------------------------------------------------------
     def _on_twist(self, msg: TwistStamped) -> None:
+        with self._command_lock:
+            self._offer_twist(msg)
+
+    def _offer_twist(self, msg: TwistStamped) -> None:
         now = time.monotonic()
         stamp_ns = msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec
         age_s = max(0.0, (self.get_clock().now().nanoseconds - stamp_ns) * 1e-9) if stamp_ns else 0.0
@@ -161,16 +170,20 @@ class ArmBridge(Node):
         self._command(now)  # at once, not at the next tick: the command's latency is the bridge's to keep low
 
     def _on_gripper(self, msg: Float64) -> None:
+        with self._command_lock:
+            self._send_gripper(msg.data)
+
+    def _send_gripper(self, width: float) -> None:
         if self.gate.estop_latched:
             self.get_logger().warning(
                 "gripper command refused: emergency stop latched", throttle_duration_sec=1.0
             )
             return
-        reason = self.gate.check_gripper(msg.data)
+        reason = self.gate.check_gripper(width)
         if reason is not None:
             self.get_logger().warning(f"gripper command refused: {reason}", throttle_duration_sec=1.0)
             return
-        self._width = float(msg.data)
+        self._width = float(width)
         self.gripper_pub.publish(Float64(data=self._width))
 
     def _on_joints(self, msg: JointState) -> None:
@@ -202,17 +215,22 @@ class ArmBridge(Node):
             self._fresh.notify_all()
 
     def _on_estop(self, msg: Bool) -> None:
-        if self.gate.estop(bool(msg.data)):
+        with self._command_lock:
+            self._estop(bool(msg.data))
+
+    def _estop(self, pressed: bool) -> None:
+        if self.gate.estop(pressed):
             self.get_logger().error("EMERGENCY STOP latched: holding the arm still until reset_estop")
             self.estop_state_pub.publish(Bool(data=True))
             self._command(time.monotonic())
-        elif not msg.data and self.gate.estop_latched:
+        elif not pressed and self.gate.estop_latched:
             reset = self.resolve_service_name(RESET_ESTOP_SERVICE)
             self.get_logger().warning(f"emergency stop released; still latched until {reset} is called")
 
     def _on_reset_estop(self, _request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
-        response.success, response.message = self.gate.reset_estop()
-        self.estop_state_pub.publish(Bool(data=self.gate.estop_latched))
+        with self._command_lock:
+            response.success, response.message = self.gate.reset_estop()
+            self.estop_state_pub.publish(Bool(data=self.gate.estop_latched))
         self.get_logger().warning(f"reset_estop: {response.message}")
         return response
 
@@ -222,8 +240,9 @@ class ArmBridge(Node):
         return arm if arm is not None and now - arm.received <= self.joint_state_timeout_s else None
 
     def _tick(self) -> None:
-        now = time.monotonic()
-        self._command(now)
+        with self._command_lock:
+            now = time.monotonic()
+            self._command(now)
         if self._fresh_arm(now) is not None:
             self.scene_pub.publish(self._scene(now))
 
