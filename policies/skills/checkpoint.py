@@ -102,15 +102,18 @@ def save_actor(path: str | os.PathLike[str], actor: GoalConditionedActor, info: 
 def load_actor(checkpoint: str | os.PathLike[str]) -> tuple[GoalConditionedActor, PolicyInfo]:
     """Rebuild the actor (in eval mode, on the CPU) and its PolicyInfo; CheckpointError says what is wrong."""
     path = Path(checkpoint)
+    data = read_checkpoint(path, "expected a file written by hgpo train-skills")
+    return actor_from_entries(data, str(path))
+
+
+def read_checkpoint(path: Path, missing_hint: str) -> Any:
+    """torch.load on the CPU (weights only) with one CheckpointError for a missing or unreadable file."""
     if not path.is_file():
-        raise CheckpointError(
-            f"checkpoint {path} does not exist (expected a file written by hgpo train-skills)"
-        )
+        raise CheckpointError(f"checkpoint {path} does not exist ({missing_hint})")
     try:
-        data = torch.load(path, map_location="cpu", weights_only=True)
+        return torch.load(path, map_location="cpu", weights_only=True)
     except Exception as err:  # torch raises many types for truncated or foreign files
         raise CheckpointError(f"checkpoint {path} is not a readable torch file: {err}") from err
-    return actor_from_entries(data, str(path))
 
 
 def actor_from_entries(data: Any, source: str) -> tuple[GoalConditionedActor, PolicyInfo]:

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from policies.skills.checkpoint import CheckpointError
+from policies.skills.checkpoint import CheckpointError, read_checkpoint
 from policies.skills.her_buffer import HerReplayBuffer
 
 CHECKPOINT_FORMAT = "hgpo.skills.sac/1"
@@ -59,14 +59,7 @@ def load_training_checkpoint(
     path: Path,
 ) -> tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any] | None]:
     """(state, replay buffer state or None, demo buffer state or None); CheckpointError says what is wrong."""
-    if not path.is_file():
-        raise CheckpointError(
-            f"checkpoint {path} does not exist (hgpo train-skills writes checkpoints/last.pt)"
-        )
-    try:
-        state = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as err:  # torch raises many types for truncated or foreign files
-        raise CheckpointError(f"checkpoint {path} is not a readable torch file: {err}") from err
+    state = read_checkpoint(path, "hgpo train-skills writes checkpoints/last.pt")
     if not isinstance(state, dict) or state.get("format") != CHECKPOINT_FORMAT:
         found = state.get("format") if isinstance(state, dict) else type(state).__name__
         raise CheckpointError(
