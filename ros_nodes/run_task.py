@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import sys
-import threading
 import time
 
 import rclpy
@@ -14,11 +13,11 @@ from hgpo_msgs.action import RunTask
 from rclpy.action import ActionClient
 from rclpy.action.client import ClientGoalHandle
 from rclpy.exceptions import ParameterException
-from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 
 from policies.planning import format_step
+from ros_nodes.background_spin import BackgroundSpin
 from ros_nodes.node_main import Parameters
 from ros_nodes.waiting import PeerTimeoutError, send_goal, wait_for
 
@@ -102,14 +101,12 @@ def main() -> int:
     # Ctrl-C raises KeyboardInterrupt here instead of shutting the context down at once, so that the
     # running task can still be canceled: on a real arm, stopping the client must stop the task.
     rclpy.init(args=sys.argv, signal_handler_options=SignalHandlerOptions.NO)
-    executor = SingleThreadedExecutor()
-    spinner = threading.Thread(target=executor.spin, daemon=True)
     node: RunTaskClient | None = None
+    spin: BackgroundSpin | None = None
     code = 130
     try:
         node = RunTaskClient()
-        executor.add_node(node)
-        spinner.start()
+        spin = BackgroundSpin(node)
         code = node.run()
     except (ValueError, ParameterException) as err:
         print(f"error: {err}", file=sys.stderr, flush=True)
@@ -118,9 +115,8 @@ def main() -> int:
         if node is not None:
             node.cancel()
     finally:
-        executor.shutdown()
-        if spinner.is_alive():
-            spinner.join(timeout=5)
+        if spin is not None:
+            spin.close()
         rclpy.try_shutdown()
     return code
 

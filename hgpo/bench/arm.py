@@ -56,11 +56,11 @@ class Observer:
         from geometry_msgs.msg import TwistStamped
         from hgpo_msgs.msg import SceneState
         from hgpo_msgs.srv import ResetScene
-        from rclpy.executors import SingleThreadedExecutor
         from sensor_msgs.msg import JointState
         from std_msgs.msg import Bool
         from std_srvs.srv import Trigger
 
+        from ros_nodes.background_spin import BackgroundSpin
         from ros_nodes.estop import latched_qos
 
         self._rclpy, self._twist_type, self._bool = rclpy, TwistStamped, Bool
@@ -78,16 +78,7 @@ class Observer:
         self.estop_pub = self.node.create_publisher(Bool, "estop", latched_qos())
         self.reset_estop: Any = self.node.create_client(Trigger, "reset_estop")
         self.reset_scene: Any = self.node.create_client(ResetScene, "reset_scene")
-        self._executor = SingleThreadedExecutor()
-        self._executor.add_node(self.node)
-        self._closing = threading.Event()
-        self._spinner = threading.Thread(target=self._spin, daemon=True)
-        self._spinner.start()
-
-    def _spin(self) -> None:
-        # Spin until told to stop, so that shutting the executor down never races a spin in progress.
-        while not self._closing.is_set():
-            self._executor.spin_once(timeout_sec=0.05)
+        self._spin = BackgroundSpin(self.node)
 
     @staticmethod
     def _stamp(msg: Any) -> float:
@@ -187,9 +178,7 @@ class Observer:
         self.wait("the latch to clear", lambda: not self.estop_latched)
 
     def close(self) -> None:
-        self._closing.set()
-        self._spinner.join(timeout=5)
-        self._executor.shutdown()
+        self._spin.close()
         self.node.destroy_node()
         self._rclpy.try_shutdown()
 

@@ -126,8 +126,8 @@ def run(config: BenchGraphConfig) -> dict:
     from hgpo_msgs.action import RunTask
     from hgpo_msgs.msg import SceneState, SubgoalStatus
     from rclpy.action import ActionClient
-    from rclpy.executors import SingleThreadedExecutor
 
+    from ros_nodes.background_spin import BackgroundSpin
     from ros_nodes.waiting import send_goal, wait_for
 
     env = dict(os.environ, ROS_DOMAIN_ID=str(config.domain_id), PYTHONUNBUFFERED="1")
@@ -159,16 +159,7 @@ def run(config: BenchGraphConfig) -> dict:
     node.create_subscription(SceneState, "scene_state", lambda m: scene_stamps.append(stamp(m)), 100)
     node.create_subscription(TwistStamped, "cmd_twist", lambda m: events.append(("twist", stamp(m))), 100)
     node.create_subscription(SubgoalStatus, "subgoal_status", on_status, 100)
-    executor = SingleThreadedExecutor()
-    executor.add_node(node)
-    stop = threading.Event()
-
-    def spin() -> None:  # stopped between callbacks: shutting an executor down mid-spin races its teardown
-        while not stop.is_set():
-            executor.spin_once(timeout_sec=0.1)
-
-    spinner = threading.Thread(target=spin, daemon=True)
-    spinner.start()
+    spin = BackgroundSpin(node)
     client: ActionClient[RunTask.Goal, RunTask.Result, RunTask.Feedback] = ActionClient(
         node, RunTask, "run_task"
     )
@@ -197,9 +188,7 @@ def run(config: BenchGraphConfig) -> dict:
                     flush=True,
                 )
     finally:
-        stop.set()
-        spinner.join(timeout=5)
-        executor.shutdown()
+        spin.close()
         node.destroy_node()
         rclpy.try_shutdown()
         _stop(launch)

@@ -2,26 +2,23 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
-import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 rclpy = pytest.importorskip("rclpy", reason="ROS tests need the venv built by `make setup`")
-from rclpy.action import ActionClient  # noqa: E402
-from rclpy.client import Client  # noqa: E402
-from rclpy.executors import MultiThreadedExecutor  # noqa: E402
 from rclpy.node import Node  # noqa: E402
-from rclpy.publisher import Publisher  # noqa: E402
-from rclpy.subscription import Subscription  # noqa: E402
 
+from ros_nodes.background_spin import BackgroundSpin  # noqa: E402
 from tests.processes import Captured  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 HGPO = [sys.executable, "-m", "hgpo.cli"]
+_TEST_NODES = itertools.count()
 
 
 @pytest.fixture(scope="session")
@@ -65,39 +62,20 @@ def launch(ros_env: dict[str, str]) -> Iterator[Callable[..., Launched]]:
 
 
 @pytest.fixture(scope="session")
-def session_node(ros_env: dict[str, str]) -> Iterator[Node]:
-    """An rclpy node in this process, spun on a background executor for the whole session."""
+def ros_context(ros_env: dict[str, str]) -> Iterator[None]:
+    """rclpy initialized once for the session, in the session's DDS domain."""
     rclpy.init(domain_id=int(ros_env["ROS_DOMAIN_ID"]))
-    node = rclpy.create_node("hgpo_test_client", namespace="hgpo")
-    executor = MultiThreadedExecutor(num_threads=2)
-    executor.add_node(node)
-    thread = threading.Thread(target=executor.spin, daemon=True)
-    thread.start()
-    yield node
-    executor.shutdown()
-    thread.join(timeout=5)
-    node.destroy_node()
+    yield
     rclpy.try_shutdown()
 
 
 @pytest.fixture
-def test_node(session_node: Node) -> Iterator[Node]:
-    """The session's node; what a test creates on it is destroyed after the test, so that subscriptions
-    (scenes at 100 Hz) and action clients do not pile up and slow its executor down for later tests."""
-    before = {id(e) for e in _entities(session_node)}
-    yield session_node
-    for entity in _entities(session_node):
-        if id(entity) in before:
-            continue
-        if isinstance(entity, ActionClient):
-            entity.destroy()
-        elif isinstance(entity, Subscription):
-            session_node.destroy_subscription(entity)
-        elif isinstance(entity, Publisher):
-            session_node.destroy_publisher(entity)
-        elif isinstance(entity, Client):
-            session_node.destroy_client(entity)
-
-
-def _entities(node: Node) -> list[object]:
-    return [*node.subscriptions, *node.publishers, *node.clients, *node.waitables]
+def test_node(ros_context: None) -> Iterator[Node]:
+    """A node of the test's own, spun in the background; destroyed, with all the test made on it, only after
+    its executor stopped, so that nothing piles up for later tests and no teardown races a spin."""
+    node = rclpy.create_node(f"hgpo_test_{next(_TEST_NODES)}", namespace="hgpo")
+    spin = BackgroundSpin(node)
+    yield node
+    assert spin.alive, "the test node's executor died during the test"
+    spin.close()
+    node.destroy_node()

@@ -7,12 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from tests.ros.conftest import REPO
 
 
-@pytest.mark.xfail(strict=False, reason="issue 6: the fake arm intermittently stalls on this 2-core machine")
 def test_bench_arm_measures_latency_tracking_and_estop(tmp_path: Path, ros_env: dict[str, str]) -> None:
     out = tmp_path / "arm.json"
     domain = str(int(ros_env["ROS_DOMAIN_ID"]) + 50)  # apart from the session's nodes, as `launch` does

@@ -35,12 +35,6 @@ NS = "arm_safety"
 BOX_MARGIN = 0.03  # the workspace box's top this far above the home pose
 
 
-# Known bug (issue 6, open): on this 2-core machine the real-arm graph intermittently stalls (arm_bridge
-# stops seeing joint states, no SceneState, the arm does not move), on every interface. These tests still
-# run, and pass when it does not bite; they are not strict until it is fixed. tests/arm/ stays strict.
-pytestmark = pytest.mark.xfail(strict=False, reason="issue 6: the real-arm graph intermittently stalls")
-
-
 @pytest.mark.parametrize("interface", ["forward_velocity", "forward_position", "servo"])
 def test_real_launch_with_fake_hardware_runs_reach(launch, interface: str) -> None:
     launched = launch("real", "use_fake_hardware:=true", f"command_interface:={interface}", "seed:=2")
