@@ -147,6 +147,15 @@ class Arm:
         wait_until(lambda: self.twist_pub.get_subscription_count() > 0, DISCOVERY_S, "the bridge's cmd_twist")
         wait_until(lambda: self.estop_pub.get_subscription_count() > 0, DISCOVERY_S, "the bridge's estop")
         self.scene.next()
+        # DDS matches each writer to each reader on its own: the bridge hearing the arm's joint states says
+        # nothing of the arm hearing the bridge's commands. Only a twist that moves the arm proves the loop.
+        self.joints.flagged.clear()
+        wait_until(
+            lambda: self.stream((0.02, 0.0, 0.0), 1) or self.joints.flagged.is_set(),
+            DISCOVERY_S,
+            "a twist to move the arm",
+        )
+        self.stand()
 
     def stream(self, linear: tuple[float, float, float], n: int) -> None:
         """n twists at the controller's 25 Hz, each stamped now."""
