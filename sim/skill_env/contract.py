@@ -34,8 +34,10 @@ Reserved `info` keys (every backend writes all of them, each an array over the b
 
 from __future__ import annotations
 
+import dataclasses
 from abc import ABC, abstractmethod
-from typing import Any, NamedTuple
+from collections.abc import Collection, Mapping
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -65,6 +67,26 @@ def goal_distance(achieved: np.ndarray, desired: np.ndarray) -> np.ndarray:
 def sparse_reward(achieved: np.ndarray, desired: np.ndarray, threshold: float) -> np.ndarray:
     """-1 where the goals are farther apart than threshold, 0 within it (float32, leading shape)."""
     return -(goal_distance(achieved, desired) > threshold).astype(np.float32)
+
+
+Config = TypeVar("Config")
+
+
+def check_batch(backend: str, skill: str, known: Collection[str], num_envs: int) -> None:
+    """What every backend's constructor checks first: a skill it runs, and at least one env."""
+    if skill not in known:
+        raise ValueError(f"unknown {backend} skill {skill!r}; known: {', '.join(known)}")
+    if num_envs < 1:
+        raise ValueError(f"num_envs must be >= 1, got {num_envs}")
+
+
+def config_from_options(backend: str, config_type: type[Config], options: Mapping[str, object]) -> Config:
+    """A backend's config dataclass from the registry's free-form options; unknown ones are named."""
+    known = [field.name for field in dataclasses.fields(config_type)]  # type: ignore[arg-type]
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise ValueError(f"unknown {backend} skill-env option(s) {unknown}; known: {', '.join(known)}")
+    return config_type(**options)
 
 
 class GoalVecEnv(ABC):

@@ -14,7 +14,13 @@ from typing import Any
 
 import numpy as np
 
-from sim.skill_env.contract import GoalObservation, GoalVecEnv, StepResult, check_actions
+from sim.skill_env.contract import (
+    GoalObservation,
+    GoalVecEnv,
+    StepResult,
+    check_actions,
+    check_batch,
+)
 from sim.skill_env.randomization import RandomizationConfig
 
 FETCH_TASKS: Mapping[str, str] = {
@@ -65,10 +71,7 @@ class FetchSkillEnv(GoalVecEnv):
     action_layout = FETCH_ACTION_LAYOUT
 
     def __init__(self, skill: str, num_envs: int, seed: int = 0) -> None:
-        if skill not in FETCH_TASKS:
-            raise ValueError(f"unknown gymnasium skill {skill!r}; known: {', '.join(FETCH_TASKS)}")
-        if num_envs < 1:
-            raise ValueError(f"num_envs must be >= 1, got {num_envs}")
+        check_batch(self.backend, skill, FETCH_TASKS, num_envs)
         gymnasium = _import_gymnasium_robotics()
         self.skill, self.num_envs, self.env_id = skill, num_envs, FETCH_TASKS[skill]
         self._envs = [gymnasium.make(self.env_id) for _ in range(num_envs)]

@@ -22,7 +22,14 @@ from typing import Any
 import numpy as np
 
 from sim.skill_env.action import ACTION_LAYOUT, ActionChannel
-from sim.skill_env.contract import GoalObservation, GoalVecEnv, StepResult, check_actions
+from sim.skill_env.contract import (
+    GoalObservation,
+    GoalVecEnv,
+    StepResult,
+    check_actions,
+    check_batch,
+    config_from_options,
+)
 from sim.skill_env.observation import GOAL_LAYOUT, OBSERVATION_LAYOUT, observation_vector
 from sim.skill_env.randomization import EpisodeRandomization, RandomizationConfig, sample_episode
 from sim.skill_env.tabletop_skills import TABLETOP_SKILLS
@@ -96,8 +103,7 @@ class IsaacGymSkillEnv(GoalVecEnv):
         randomization: RandomizationConfig | None = None,
         config: IsaacGymEnvConfig | None = None,
     ) -> None:
-        if skill not in TABLETOP_SKILLS:
-            raise ValueError(f"unknown isaacgym skill {skill!r}; known: {', '.join(TABLETOP_SKILLS)}")
+        check_batch(self.backend, skill, TABLETOP_SKILLS, num_envs)
         self.gymapi, self.gymtorch, self.torch = _import_isaacgym()
         self.config = config or IsaacGymEnvConfig()
         self.spec = TABLETOP_SKILLS[skill]
@@ -423,10 +429,5 @@ def make_isaacgym_env(
     skill: str, num_envs: int, seed: int, randomization: RandomizationConfig | None, **options: object
 ) -> IsaacGymSkillEnv:
     """The registry's factory: options are IsaacGymEnvConfig's fields."""
-    import dataclasses
-
-    known = [field.name for field in dataclasses.fields(IsaacGymEnvConfig)]
-    unknown = sorted(set(options) - set(known))
-    if unknown:
-        raise ValueError(f"unknown isaacgym skill-env option(s) {unknown}; known: {', '.join(known)}")
-    return IsaacGymSkillEnv(skill, num_envs, seed, randomization, IsaacGymEnvConfig(**options))  # type: ignore[arg-type]
+    config = config_from_options("isaacgym", IsaacGymEnvConfig, options)
+    return IsaacGymSkillEnv(skill, num_envs, seed, randomization, config)

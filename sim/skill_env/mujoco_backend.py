@@ -18,7 +18,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from sim.skill_env.action import ACTION_LAYOUT, ActionChannel
-from sim.skill_env.contract import GoalObservation, GoalVecEnv, StepResult, check_actions
+from sim.skill_env.contract import (
+    GoalObservation,
+    GoalVecEnv,
+    StepResult,
+    check_actions,
+    check_batch,
+    config_from_options,
+)
 from sim.skill_env.observation import GOAL_LAYOUT, OBSERVATION_LAYOUT, observe
 from sim.skill_env.randomization import (
     EpisodeRandomization,
@@ -154,10 +161,7 @@ class TabletopSkillEnv(GoalVecEnv):
         randomization: RandomizationConfig | None = None,
         config: TabletopEnvConfig | None = None,
     ) -> None:
-        if skill not in TABLETOP_SKILLS:
-            raise ValueError(f"unknown tabletop skill {skill!r}; known: {', '.join(TABLETOP_SKILLS)}")
-        if num_envs < 1:
-            raise ValueError(f"num_envs must be >= 1, got {num_envs}")
+        check_batch(self.backend, skill, TABLETOP_SKILLS, num_envs)
         self.config = config or TabletopEnvConfig()
         spec = TABLETOP_SKILLS[skill]
         self.skill, self.num_envs = skill, num_envs
@@ -279,9 +283,5 @@ def make_tabletop_env(
     skill: str, num_envs: int, seed: int, randomization: RandomizationConfig | None, **options: object
 ) -> TabletopSkillEnv:
     """The registry's factory: options are TabletopEnvConfig's fields."""
-    known = [field.name for field in dataclasses.fields(TabletopEnvConfig)]
-    unknown = sorted(set(options) - set(known))
-    if unknown:
-        raise ValueError(f"unknown mujoco skill-env option(s) {unknown}; known: {', '.join(known)}")
-    config = TabletopEnvConfig(**options)  # type: ignore[arg-type]
+    config = config_from_options("mujoco", TabletopEnvConfig, options)
     return TabletopSkillEnv(skill, num_envs, seed, randomization, config)

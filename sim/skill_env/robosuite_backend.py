@@ -19,7 +19,6 @@ tabletop; a seed reproduces a run (robosuite's placement generator is reseeded i
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -28,7 +27,14 @@ import mujoco
 import numpy as np
 
 from sim.skill_env.action import ACTION_LAYOUT, ActionChannel
-from sim.skill_env.contract import GoalObservation, GoalVecEnv, StepResult, check_actions
+from sim.skill_env.contract import (
+    GoalObservation,
+    GoalVecEnv,
+    StepResult,
+    check_actions,
+    check_batch,
+    config_from_options,
+)
 from sim.skill_env.observation import GOAL_LAYOUT, OBSERVATION_LAYOUT, observe
 from sim.skill_env.randomization import EpisodeRandomization, RandomizationConfig, noisy_state, sample_episode
 from sim.skill_env.tabletop_skills import carry_goal
@@ -224,10 +230,7 @@ class RobosuiteSkillEnv(GoalVecEnv):
         randomization: RandomizationConfig | None = None,
         config: RobosuiteEnvConfig | None = None,
     ) -> None:
-        if skill not in ROBOSUITE_TASKS:
-            raise ValueError(f"unknown robosuite skill {skill!r}; known: {', '.join(ROBOSUITE_TASKS)}")
-        if num_envs < 1:
-            raise ValueError(f"num_envs must be >= 1, got {num_envs}")
+        check_batch(self.backend, skill, ROBOSUITE_TASKS, num_envs)
         robosuite = _import_robosuite()
         self.config = config or RobosuiteEnvConfig()
         self.skill, self.num_envs = skill, num_envs
@@ -328,8 +331,5 @@ def make_robosuite_env(
     skill: str, num_envs: int, seed: int, randomization: RandomizationConfig | None, **options: object
 ) -> RobosuiteSkillEnv:
     """The registry's factory: options are RobosuiteEnvConfig's fields."""
-    known = [field.name for field in dataclasses.fields(RobosuiteEnvConfig)]
-    unknown = sorted(set(options) - set(known))
-    if unknown:
-        raise ValueError(f"unknown robosuite skill-env option(s) {unknown}; known: {', '.join(known)}")
-    return RobosuiteSkillEnv(skill, num_envs, seed, randomization, RobosuiteEnvConfig(**options))  # type: ignore[arg-type]
+    config = config_from_options("robosuite", RobosuiteEnvConfig, options)
+    return RobosuiteSkillEnv(skill, num_envs, seed, randomization, config)
