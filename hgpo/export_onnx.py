@@ -14,12 +14,12 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="hgpo export-onnx",
         description=(
-            "Export a skill actor checkpoint (from hgpo train-skills) to an ONNX policy file: inputs obs and "
-            "goal, output action, normalization inside, the training contract in its metadata. The file is "
-            "written only when onnxruntime matches torch within the tolerance."
+            "Export a skill checkpoint (from hgpo train-skills, SAC or PPO) to an ONNX policy file: inputs "
+            "obs and goal, output action, normalization inside, the training contract in its metadata. The "
+            "file is written only when onnxruntime matches torch within the tolerance."
         ),
     )
-    parser.add_argument("checkpoint", help="actor checkpoint (.pt) written by hgpo train-skills")
+    parser.add_argument("checkpoint", help="checkpoint (.pt) written by hgpo train-skills")
     parser.add_argument("out", help="policy file to write, e.g. policies/pretrained/skills/reach/policy.onnx")
     parser.add_argument(
         "--samples", type=int, default=PARITY_SAMPLES, help="random inputs of the parity check (%(default)s)"

@@ -25,9 +25,9 @@ import onnxruntime as ort
 import torch
 from torch import nn
 
-from policies.skills.checkpoint import PolicyInfo, load_actor
-from policies.skills.networks import GoalConditionedActor
+from policies.skills.checkpoint import PolicyInfo
 from policies.skills.onnx_contract import INPUTS, OUTPUT, metadata_from_info
+from policies.skills.trained_actor import TrainedActor, load_trained_actor
 
 PARITY_SAMPLES = 1000
 PARITY_TOLERANCE = 1e-4
@@ -40,7 +40,7 @@ class ExportRefusedError(RuntimeError):
 class ExportGraph(nn.Module):
     """The deployment graph: (obs, goal) -> action, normalizers inside (rsl_rl's `as_onnx` in spirit)."""
 
-    def __init__(self, actor: GoalConditionedActor) -> None:
+    def __init__(self, actor: TrainedActor) -> None:
         super().__init__()
         self.actor = actor
 
@@ -57,20 +57,18 @@ class ExportReport:
     size_bytes: int
 
 
-def parity_inputs(actor: GoalConditionedActor, samples: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+def parity_inputs(actor: TrainedActor, samples: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """Random float32 (obs, goal) spread over ±3 standard deviations of the actor's own statistics,
     so the check covers the range the policy sees and the normalizers' clipping."""
     rng = np.random.default_rng(seed)
+    obs_mean, obs_std, goal_mean, goal_std = (t.detach().numpy() for t in actor.input_statistics())
     out = []
-    for normalizer in (actor.obs_normalizer, actor.goal_normalizer):
-        mean, std = normalizer.mean.numpy(), np.sqrt(normalizer.var.numpy() + normalizer.eps)
+    for mean, std in ((obs_mean, obs_std), (goal_mean, goal_std)):
         out.append((mean + 3.0 * std * rng.standard_normal((samples, mean.shape[0]))).astype(np.float32))
     return out[0], out[1]
 
 
-def max_parity_error(
-    path: Path, actor: GoalConditionedActor, samples: int = PARITY_SAMPLES, seed: int = 0
-) -> float:
+def max_parity_error(path: Path, actor: TrainedActor, samples: int = PARITY_SAMPLES, seed: int = 0) -> float:
     """max |onnxruntime − torch| of the actions over `samples` random inputs, batched and one at a time."""
     obs, goal = parity_inputs(actor, samples, seed)
     options = ort.SessionOptions()
@@ -84,7 +82,7 @@ def max_parity_error(
 
 
 def export_actor(
-    actor: GoalConditionedActor,
+    actor: TrainedActor,
     info: PolicyInfo,
     out: str | os.PathLike[str],
     samples: int = PARITY_SAMPLES,
@@ -101,7 +99,8 @@ def export_actor(
     tmp = Path(tmp_name)
     try:
         batch = torch.export.Dim("batch", min=1)
-        example = (torch.zeros(2, actor.config.obs_dim), torch.zeros(2, actor.config.goal_dim))
+        obs_mean, _, goal_mean, _ = actor.input_statistics()
+        example = (torch.zeros(2, obs_mean.shape[0]), torch.zeros(2, goal_mean.shape[0]))
         with _quiet_exporter():
             torch.onnx.export(
                 ExportGraph(actor).eval(),
@@ -154,6 +153,6 @@ def export_checkpoint(
     tolerance: float = PARITY_TOLERANCE,
     seed: int = 0,
 ) -> ExportReport:
-    """`hgpo export-onnx`: load_actor(checkpoint), then export_actor."""
-    actor, info = load_actor(checkpoint)
+    """`hgpo export-onnx`: the actor of any train-skills checkpoint (SAC or PPO), then export_actor."""
+    actor, info = load_trained_actor(checkpoint)
     return export_actor(actor, info, out, samples, tolerance, seed)

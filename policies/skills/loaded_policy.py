@@ -7,9 +7,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from policies.skills.checkpoint import PolicyInfo, load_actor
+from policies.skills.checkpoint import PolicyInfo
 from policies.skills.environments import policy_info
 from policies.skills.evaluation import Policy
+from policies.skills.trained_actor import load_trained_actor
 from sim.skill_env.contract import GoalVecEnv
 
 
@@ -20,7 +21,7 @@ def load_policy(path: Path) -> tuple[Policy, PolicyInfo]:
 
         onnx = OnnxPolicy(path)
         return onnx.act_batch, onnx.info
-    actor, info = load_actor(path)
+    actor, info = load_trained_actor(path)
 
     def policy(obs: np.ndarray, goal: np.ndarray) -> np.ndarray:
         with torch.no_grad():

@@ -105,6 +105,11 @@ class GoalConditionedActor(nn.Module):
         """[normalized obs, normalized goal]: the input of the actor's MLP and of the critic."""
         return torch.cat([self.obs_normalizer(obs), self.goal_normalizer(goal)], dim=-1)
 
+    def input_statistics(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(obs mean, obs std, goal mean, goal std) the normalizers learned: the range export checks."""
+        obs, goal = self.obs_normalizer, self.goal_normalizer
+        return obs.mean, (obs.var + obs.eps).sqrt(), goal.mean, (goal.var + goal.eps).sqrt()
+
     def update_normalizers(self, obs: torch.Tensor, goal: torch.Tensor) -> None:
         self.obs_normalizer.update(obs)
         self.goal_normalizer.update(goal)

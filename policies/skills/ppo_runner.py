@@ -18,6 +18,7 @@ import contextlib
 import math
 import time
 from collections.abc import Iterator
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
@@ -28,7 +29,7 @@ from tensordict import TensorDict
 from tqdm import tqdm
 
 from policies.skills.config import TrainConfig, config_to_dict
-from policies.skills.environments import make_env
+from policies.skills.environments import make_env, policy_info
 from policies.skills.evaluation import EvalResult, evaluate
 from policies.skills.rsl_rl_env import RslRlGoalEnv
 from policies.skills.run_log import RunLog
@@ -154,6 +155,9 @@ class PpoRunner:
                 "train_time_s": self.train_time_s,
                 "reached_target_at": self.reached_target_at,
                 "evaluations": [(step, result.as_dict()) for step, result in self.evaluations],
+                # What trained_actor needs to rebuild the policy for export and evaluation, run folder or not.
+                "train_config": config_to_dict(self.config),
+                "policy_info": asdict(policy_info(self.eval_env, self.run_dir.name)),
             },
         )
         tmp.replace(path)

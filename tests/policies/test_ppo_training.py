@@ -10,7 +10,10 @@ import pytest
 import torch
 
 from policies.skills.config import config_from_dict, load_config, with_overrides
-from policies.skills.environments import env_by_name
+from policies.skills.environments import env_by_name, policy_info
+from policies.skills.export import PARITY_TOLERANCE, export_checkpoint
+from policies.skills.loaded_policy import load_policy
+from policies.skills.onnx_policy import OnnxPolicy
 from policies.skills.ppo_runner import PpoRunner
 from policies.skills.rsl_rl_env import RslRlGoalEnv
 
@@ -78,6 +81,25 @@ def test_ppo_on_reach_brings_the_grip_closer_than_its_measured_start_and_resumes
     for name in ("config.yaml", "metrics.csv", "curves.png", "checkpoints/last.pt", "rsl_rl/console.log"):
         assert (run_dir / name).is_file(), name
     assert list((run_dir / "tensorboard").glob("events.*")) and list((run_dir / "rsl_rl").glob("events.*"))
-    resumed = PpoRunner(with_overrides(config, {"env_steps": 13_440}), run_dir, progress=False).learn()
+    runner = PpoRunner(with_overrides(config, {"env_steps": 13_440}), run_dir, progress=False)
+    resumed = runner.learn()
     steps = [json.loads(line)["env_steps"] for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
     assert resumed.env_steps == 13_440 and steps[-2:] == [11_520, 13_440]
+    _exports_and_evaluates_like_the_runner(run_dir, runner)
+
+
+def _exports_and_evaluates_like_the_runner(run_dir: Path, runner: PpoRunner) -> None:
+    """The PPO checkpoint becomes an ONNX policy file (parity-checked by export) that acts as the runner's
+    deterministic policy does, and eval-skills' loader takes the checkpoint itself too."""
+    report = export_checkpoint(run_dir / "checkpoints" / "last.pt", run_dir / "policy.onnx")
+    assert report.max_abs_error <= PARITY_TOLERANCE and report.info.skills == ("reach",)
+    assert report.info.obs_layout == policy_info(runner.eval_env, "").obs_layout
+    observation = runner.eval_env.reset(seed=3)
+    obs, goal = observation["observation"], observation["desired_goal"]
+    expected = runner.policy(obs, goal)
+    assert np.abs(expected).max() > 0.05  # a trained policy, not zeros that any graph would match
+    onnx = OnnxPolicy(run_dir / "policy.onnx")
+    np.testing.assert_allclose(onnx.act_batch(obs, goal), expected, atol=1e-4)
+    loaded, info = load_policy(run_dir / "checkpoints" / "last.pt")
+    np.testing.assert_allclose(loaded(obs, goal), expected, atol=1e-5)
+    assert info == report.info
