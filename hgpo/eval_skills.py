@@ -1,5 +1,8 @@
 """`hgpo eval-skills --policy FILE --skill NAME --episodes N [--randomize] --json OUT`: success of a policy.
 
+`--randomize-only KNOB ...` randomizes only those knobs of the default config (the others at identity): what
+one source of randomization costs a policy.
+
 FILE is a training checkpoint (`.pt`, e.g. runs/skills/RUN/checkpoints/last.pt) or an exported ONNX policy
 (`.onnx`). The policy's recorded observation and goal layouts must match the env's, so a policy is never
 evaluated on inputs it was not trained on.
@@ -14,9 +17,9 @@ import time
 from pathlib import Path
 
 from policies.skills.checkpoint import CheckpointError
-from policies.skills.environments import env_by_name
 from policies.skills.evaluation import evaluate
 from policies.skills.loaded_policy import check_layouts, load_policy
+from sim.skill_env import DEFAULT_RANDOMIZATION_FILE, RandomizationConfig, make_skill_env
 
 
 def main(argv: list[str]) -> int:
@@ -32,6 +35,12 @@ def main(argv: list[str]) -> int:
         "--backend", default="mujoco", help="env backend: mujoco, gymnasium, robosuite, isaacgym"
     )
     parser.add_argument("--randomize", action="store_true", help="domain randomization (the default config)")
+    parser.add_argument(
+        "--randomize-only",
+        nargs="+",
+        metavar="KNOB",
+        help="randomize only these knobs of the default config, e.g. observation_noise_m",
+    )
     parser.add_argument("--num-envs", type=int, default=10, help="envs stepped as one batch")
     parser.add_argument("--seed", type=int, default=12345, help="seed of the evaluation episodes")
     parser.add_argument(
@@ -51,7 +60,14 @@ def main(argv: list[str]) -> int:
     try:
         options = {} if args.max_episode_steps is None else {"max_episode_steps": args.max_episode_steps}
         num_envs = min(args.num_envs, args.episodes)
-        env = env_by_name(args.backend, skill, num_envs, args.seed, args.randomize, **options)
+        randomization: RandomizationConfig | Path | None = None
+        if args.randomize_only:
+            randomization = RandomizationConfig.load().only(*args.randomize_only)
+        elif args.randomize:
+            randomization = DEFAULT_RANDOMIZATION_FILE
+        env = make_skill_env(
+            args.backend, skill, num_envs=num_envs, seed=args.seed, randomization=randomization, **options
+        )
         check_layouts(info, env, str(args.policy))
     except (ValueError, ImportError) as err:
         print(f"hgpo eval-skills: {err}", file=sys.stderr)
@@ -63,13 +79,18 @@ def main(argv: list[str]) -> int:
         "policy": str(args.policy),
         "skill": skill,
         "backend": args.backend,
-        "randomize": args.randomize,
+        "randomize": bool(args.randomize_only) or args.randomize,
+        "randomized_knobs": args.randomize_only or ("all" if args.randomize else []),
         "seed": args.seed,
         "max_episode_steps": env.max_episode_steps,
         **result.as_dict(),
         "wall_time_s": round(time.perf_counter() - start, 2),
     }
-    condition = "randomized" if args.randomize else "nominal"
+    condition = "nominal"
+    if args.randomize_only:
+        condition = f"randomized: {', '.join(args.randomize_only)} only"
+    elif args.randomize:
+        condition = "randomized"
     print(
         f"{skill} on {args.backend} ({condition}): success {result.success_rate:.2f} over {result.episodes} "
         f"episodes, mean return {result.mean_return:.1f}, mean length {result.mean_length:.0f}"

@@ -26,7 +26,7 @@ def test_train_then_evaluate_a_checkpoint_nominal_and_randomized(tmp_path: Path)
     checkpoint = tmp_path / "smoke" / "checkpoints" / "last.pt"
     assert checkpoint.is_file() and (tmp_path / "smoke" / "curves.png").is_file()
 
-    for extra in ([], ["--randomize"]):
+    for extra in ([], ["--randomize"], ["--randomize-only", "observation_noise_m"]):
         out = tmp_path / f"eval{len(extra)}.json"
         result = hgpo(
             "eval-skills", "--policy", str(checkpoint), "--skill", "reach", "--episodes", "3",
@@ -36,6 +36,9 @@ def test_train_then_evaluate_a_checkpoint_nominal_and_randomized(tmp_path: Path)
         record = json.loads(out.read_text())
         assert record["episodes"] == 3 and 0.0 <= record["success_rate"] <= 1.0
         assert record["randomize"] is bool(extra)
+        assert record["randomized_knobs"] == {0: [], 1: "all", 2: ["observation_noise_m"]}[len(extra)]
+    unknown = hgpo("eval-skills", "--policy", str(checkpoint), "--episodes", "1", "--randomize-only", "wind")
+    assert unknown.returncode == 2 and "unknown randomization knob(s) ['wind']" in unknown.stderr
 
 
 def test_eval_refuses_a_bad_policy_file_and_a_mismatched_skill(tmp_path: Path) -> None:
