@@ -117,16 +117,7 @@ class PpoRunner:
         bar.close()
         self._save(checkpoint, log)
         log.close()
-        return RunSummary(
-            skill=config.skill,
-            backend=config.backend,
-            run_dir=self.run_dir,
-            env_steps=self.env_steps,
-            train_time_s=self.train_time_s,
-            wall_time_s=time.perf_counter() - start_wall,
-            final=self.evaluations[-1][1],
-            reached_target_at=self.reached_target_at,
-        )
+        return RunSummary.of(self, start_wall)
 
     def _evaluate(self, log: RunLog) -> dict[str, float]:
         result = self.evaluate_now()

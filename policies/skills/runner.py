@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import torch
@@ -55,6 +55,33 @@ class RunSummary:
     final: EvalResult
     reached_target_at: int | None
     """Env steps at the first evaluation reaching target_success, if any."""
+
+    @classmethod
+    def of(cls, run: TrainingRun, start_wall: float) -> RunSummary:
+        """The summary of a run just finished; `start_wall`: perf_counter when this invocation began."""
+        return cls(
+            skill=run.config.skill,
+            backend=run.config.backend,
+            run_dir=run.run_dir,
+            env_steps=run.env_steps,
+            train_time_s=run.train_time_s,
+            wall_time_s=time.perf_counter() - start_wall,
+            final=run.evaluations[-1][1],
+            reached_target_at=run.reached_target_at,
+        )
+
+
+class TrainingRun(Protocol):
+    """What both trainers (SAC here, PPO in ppo_runner) keep about their run."""
+
+    config: TrainConfig
+    run_dir: Path
+    train_time_s: float
+    evaluations: list[tuple[int, EvalResult]]
+    reached_target_at: int | None
+
+    @property
+    def env_steps(self) -> int: ...
 
 
 def make_replay(env: GoalVecEnv, config: TrainConfig, capacity: int, seed: int) -> HerReplayBuffer:
@@ -192,16 +219,7 @@ class OffPolicyRunner:
             self._evaluate(log, finished_returns, finished_success)
         self._save(checkpoint, log)
         log.close()
-        return RunSummary(
-            skill=config.skill,
-            backend=config.backend,
-            run_dir=self.run_dir,
-            env_steps=self.env_steps,
-            train_time_s=self.train_time_s,
-            wall_time_s=time.perf_counter() - start_wall,
-            final=self.evaluations[-1][1],
-            reached_target_at=self.reached_target_at,
-        )
+        return RunSummary.of(self, start_wall)
 
     def evaluate_now(self) -> EvalResult:
         """The current deterministic policy over `eval_episodes` episodes of the evaluation envs."""
