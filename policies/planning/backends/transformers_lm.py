@@ -79,26 +79,50 @@ class FirstLineDone(StoppingCriteria):
         return "\n" in text.lstrip()
 
 
+def chat_prompt(tokenizer: Any, messages: Sequence[Message]) -> str:
+    """The exact text the model is given for `messages`: its chat template with the assistant turn opened.
+    Planner training renders its examples through this too, so training and planning see the same text."""
+    return str(
+        tokenizer.apply_chat_template(
+            [{"role": m["role"], "content": m["content"]} for m in messages],
+            tokenize=False,
+            add_generation_prompt=True,
+        )
+    )
+
+
+def load_causal_lm(name: str) -> tuple[Any, Any]:
+    """Tokenizer and float32 model of a known alias, a folder or a cached hub name (ModelError if not)."""
+    source = resolve_model(name)
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(source, clean_up_tokenization_spaces=False)
+        model = AutoModelForCausalLM.from_pretrained(source, dtype=torch.float32)
+    except (OSError, ValueError) as err:
+        raise ModelError(
+            f"cannot load model {name!r} ({source}): {err}; give a local model folder "
+            "or a hub name that is in the local cache"
+        ) from err
+    return tokenizer, model
+
+
 class TransformersModel:
-    """A causal language model loaded once from a folder (or the hub) with transformers."""
+    """A causal language model loaded once from a folder (or the hub) with transformers.
+
+    `loaded` (tokenizer, model) serves a model already in memory instead, as planner training does with
+    the policy it is updating; its weights are used as they are (no adapter is applied)."""
 
     constrains = True
 
-    def __init__(self, config: LLMConfig) -> None:
+    def __init__(self, config: LLMConfig, loaded: tuple[Any, Any] | None = None) -> None:
         self.config = config
-        source = resolve_model(config.model)
         if config.threads:
             torch.set_num_threads(config.threads)
-        try:
-            self.tokenizer = AutoTokenizer.from_pretrained(source, clean_up_tokenization_spaces=False)
-            model: Any = AutoModelForCausalLM.from_pretrained(source, dtype=torch.float32)
-        except (OSError, ValueError) as err:
-            raise ModelError(
-                f"cannot load model {config.model!r} ({source}): {err}; give a local model folder "
-                "or a hub name that is in the local cache"
-            ) from err
-        if config.adapter:
-            model = self._with_adapter(model, config.adapter)
+        if loaded is not None:
+            self.tokenizer, model = loaded
+        else:
+            self.tokenizer, model = load_causal_lm(config.model)
+            if config.adapter:
+                model = self._with_adapter(model, config.adapter)
         self.model = model.eval()
         eos = self.tokenizer.eos_token_id
         if eos is None:
@@ -154,13 +178,7 @@ class TransformersModel:
                 raise ModelError(f"generation failed: {type(err).__name__}: {err}") from err
 
     def _complete(self, messages: Sequence[Message], choices: Sequence[str] | None) -> Completion:
-        prompt_text = str(
-            self.tokenizer.apply_chat_template(
-                [{"role": m["role"], "content": m["content"]} for m in messages],
-                tokenize=False,
-                add_generation_prompt=True,
-            )
-        )
+        prompt_text = chat_prompt(self.tokenizer, messages)
         inputs = self.tokenizer(prompt_text, return_tensors="pt", add_special_tokens=False)
         prompt_length = int(inputs["input_ids"].shape[1])
         max_new_tokens = self.config.max_new_tokens
