@@ -110,7 +110,7 @@ def train_dpo(
             loss.backward()
             torch.nn.utils.clip_grad_norm_(params, max_grad_norm)
             optimizer.step()
-            totals["loss"] += float(loss)
+            totals["loss"] += loss.item()
             for key, value in stats.items():
                 totals[key] += value
             tokens += sum(

@@ -160,7 +160,7 @@ def update(
             loss.backward()
             torch.nn.utils.clip_grad_norm_(params, max_grad_norm)
             optimizer.step()
-            totals["loss"] += float(loss)
+            totals["loss"] += loss.item()
             totals["kl"] += stats["kl"]
             totals["clip_fraction"] += stats["clip_fraction"]
             totals["entropy"] += float(entropy.sum() / mask.sum())

@@ -88,7 +88,7 @@ class Checkpoint:
     def load(self, policy: Policy, optimizer: torch.optim.Optimizer) -> dict[str, Any] | None:
         if not self.path.is_file():
             return None
-        state = torch.load(self.path, weights_only=False)
+        state = torch.load(self.path, weights_only=True)
         policy.load_trainable_state(state["weights"])
         optimizer.load_state_dict(state["optimizer"])
         counters: dict[str, Any] = state["counters"]
