@@ -28,6 +28,9 @@ class LoraSettings:
     """Dropout on the adapter's input; 0 keeps RL's old and new log-probabilities comparable."""
     target_modules: tuple[str, ...] = ("all-linear",)
     """Module names to adapt; ("all-linear",) adapts every linear layer but the output head."""
+    last_layers: int = 0
+    """Adapt only the last N transformer blocks (0: all). Gradients then stop at the lowest adapted block,
+    which makes a training step on a CPU several times cheaper for a deep model."""
 
 
 @dataclass(frozen=True)

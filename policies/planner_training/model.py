@@ -65,6 +65,26 @@ class Policy:
         self.tokenizer.save_pretrained(str(folder))
 
 
+def _targets(model: torch.nn.Module, lora: LoraSettings) -> str | list[str]:
+    """peft's target_modules: the configured names, or with `last_layers` the full names of the matching
+    linear modules (nn.Linear, GPT-2's Conv1D) inside the last blocks."""
+    targets = list(lora.target_modules)
+    if not lora.last_layers:
+        return targets[0] if targets == ["all-linear"] else targets
+    depth = int(model.config.num_hidden_layers)  # type: ignore[union-attr, arg-type]
+    kept = {str(i) for i in range(depth - lora.last_layers, depth)}
+    names = []
+    for name, module in model.named_modules():
+        parts = name.split(".")
+        in_block = any(part in kept and parts[i - 1] in ("layers", "h") for i, part in enumerate(parts) if i)
+        linear = isinstance(module, torch.nn.Linear) or type(module).__name__ == "Conv1D"
+        if in_block and linear and (targets == ["all-linear"] or parts[-1] in targets):
+            names.append(name)
+    if not names:
+        raise ValueError(f"lora.last_layers={lora.last_layers}: no {targets} modules in the last blocks")
+    return names
+
+
 def load_policy(model: str, adapter: str, lora: LoraSettings) -> Policy:
     """The base model with a trainable adapter: a copy of `adapter` (also kept frozen as the reference)
     or, without one, a fresh LoRA (the reference is then the base model)."""
@@ -81,12 +101,11 @@ def load_policy(model: str, adapter: str, lora: LoraSettings) -> Policy:
         peft_model.load_adapter(adapter, adapter_name=REFERENCE, is_trainable=False)
         peft_model.set_adapter("default")
     else:
-        targets = list(lora.target_modules)
         config = LoraConfig(
             r=lora.r,
             lora_alpha=lora.alpha,
             lora_dropout=lora.dropout,
-            target_modules=targets[0] if targets == ["all-linear"] else targets,
+            target_modules=_targets(base, lora),
             task_type="CAUSAL_LM",
         )
         peft_model = get_peft_model(base, config)

@@ -58,7 +58,8 @@ def test_saved_adapter_gives_the_planner_identical_logits(tiny_planner_dir: Path
         served = TransformersModel(LLMConfig(model=str(tiny_planner_dir), adapter=str(tmp_path / "adapter")))
         loaded = served.model(input_ids=batch["input_ids"]).logits
     assert (trained - base).abs().max() > 1e-2  # the adapter changes the model...
-    torch.testing.assert_close(loaded, trained, atol=1e-5, rtol=1e-5)  # ...and loads back exactly
+    # ...and loads back into the planner's backend (merged into the weights: float rounding only)
+    torch.testing.assert_close(loaded, trained, atol=1e-4, rtol=1e-4)
     assert "+lora:" in served.description
 
 
@@ -87,3 +88,12 @@ def test_bc_run_folder_and_resume(tiny_planner_dir: Path, tabletop_demos: Path, 
     assert second.steps == 2 * first.steps  # resumed at the checkpoint, not from scratch
     steps = [json.loads(line)["step"] for line in (run / "metrics.jsonl").read_text().splitlines()]
     assert steps == sorted(steps)
+
+
+def test_last_layers_adapts_only_the_top_blocks(tiny_planner_dir: Path) -> None:
+    policy = load_policy(str(tiny_planner_dir), "", LoraSettings(last_layers=1))
+    names = [n for n, p in policy.model.named_parameters() if p.requires_grad]
+    assert names and all(".h.1." in n for n in names)
+    assert {n.split(".h.1.")[1].split(".lora")[0] for n in names} == {
+        "attn.c_attn", "attn.c_proj", "mlp.c_fc", "mlp.c_proj",
+    }  # fmt: skip
