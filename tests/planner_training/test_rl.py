@@ -82,3 +82,28 @@ def test_training_raises_success_above_the_start(algo: str, tiny_planner_dir: Pa
     assert outcome.steps == 8 and (tmp_path / algo / "adapter" / "adapter_config.json").is_file()
     if algo != "dpo":
         assert rows[-1]["train/kl"] > 0 and rows[-1]["train/entropy"] > 0
+
+
+def test_rl_on_alfworld_games(
+    tiny_planner_dir: Path, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """One GRPO iteration on a real generated ALFWorld game, rewards from its text skills (a smoke run of
+    the alfworld arena, not a learning test; evaluation per type shares `alfworld eval`'s episode code)."""
+    pytest.importorskip("alfworld", reason="ALFWorld tests need the venv built by `make setup`")
+    from tests.alfworld_games import generated_game_set
+
+    games = str(generated_game_set(tmp_path_factory))
+    config = from_mapping(
+        {
+            "algo": "grpo",
+            "domain": "alfworld",
+            "model": str(tiny_planner_dir),
+            "eval_episodes": 0,
+            "rollout": {"games": games, "eval_games": games, "max_subgoals": 2},
+            "rl": {"group_size": 2, "states_per_iteration": 1, "iterations": 1},
+        }
+    )
+    outcome = train(config, tmp_path / "run", progress=False)
+    row = json.loads((tmp_path / "run" / "metrics.jsonl").read_text().splitlines()[0])
+    assert outcome.steps == 1 and row["rollout/decisions"] >= 2 and "train/kl" in row
+    assert (tmp_path / "run" / "adapter" / "adapter_config.json").is_file()
