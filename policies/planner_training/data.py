@@ -67,14 +67,15 @@ def pair_of(record: dict[str, Any], where: str) -> tuple[list[Message], str] | N
         messages = record["messages"]
         if not (
             isinstance(messages, list)
+            and messages
             and all(isinstance(m, dict) and {"role", "content"} <= set(m) for m in messages)
         ):
-            raise DataError(f"{where}: `messages` must be a list of {{role, content}} objects")
+            raise DataError(f"{where}: `messages` must be a non-empty list of {{role, content}} objects")
         return [Message(role=m["role"], content=m["content"]) for m in messages], str(
             record["expert_subgoal"]
         )
     trace = record.get("trace")
-    if isinstance(trace, dict) and "attempts" in record.get("trace", {}) and "subgoal" in record:
+    if isinstance(trace, dict) and "attempts" in trace and "subgoal" in record:
         result, subgoal = record.get("result"), record["subgoal"]
         executed_ok = isinstance(result, dict) and result.get("success") is True
         ended_well = subgoal == "done()" and str(record.get("stop", "")).startswith("planner said done after")

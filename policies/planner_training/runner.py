@@ -31,7 +31,7 @@ from policies.planner_training import bc, dpo, rl
 from policies.planner_training.config import PlannerTrainConfig, to_mapping
 from policies.planner_training.data import encode, load_pairs, split
 from policies.planner_training.model import Policy, load_policy
-from policies.planner_training.rollouts import Arena, Episode, make_arena, success_by_kind
+from policies.planner_training.rollouts import Arena, make_arena, success_by_kind
 from policies.skills.run_log import RunLog
 
 PLOTS = {
@@ -61,15 +61,12 @@ class Outcome:
     evaluation: dict[str, Any] = field(default_factory=dict)
 
 
-def evaluate(
-    policy: Policy, arena: Arena, config: PlannerTrainConfig
-) -> tuple[dict[str, Any], list[Episode]]:
+def evaluate(policy: Policy, arena: Arena, config: PlannerTrainConfig) -> dict[str, Any]:
     """Greedy episodes from the held-out states: success overall and per kind."""
     planner = rl.planner_for(policy, config, sample=False, seed=config.seed)
     episodes = rl.play(arena, planner, arena.eval_states(config.eval_episodes), 1)
-    per_kind = success_by_kind(episodes)
     success = float(np.mean([e.success for e in episodes])) if episodes else 0.0
-    return {"success_rate": success, "episodes": len(episodes), "per_kind": per_kind}, episodes
+    return {"success_rate": success, "episodes": len(episodes), "per_kind": success_by_kind(episodes)}
 
 
 class Checkpoint:
@@ -174,14 +171,15 @@ def train_bc(config: PlannerTrainConfig, run_dir: Path, progress: bool = True) -
     if config.eval_episodes:
         arena = make_arena(config.domain, config.rollout)
         try:
-            outcome.evaluation, _ = evaluate(policy, arena, config)
+            outcome.evaluation = evaluate(policy, arena, config)
         finally:
             arena.close()
     return _finish(config, run_dir, log, outcome)
 
 
-def train_rl(config: PlannerTrainConfig, run_dir: Path, progress: bool = True) -> Outcome:
-    """GRPO, GiGPO or HGPO (config.algo) for config.rl.iterations."""
+def train_on_policy(config: PlannerTrainConfig, run_dir: Path, progress: bool = True) -> Outcome:
+    """Iterations of rollouts from the current policy, then an update: GRPO, GiGPO or HGPO advantages under
+    the clipped objective (config.rl.iterations), or DPO on the pairs mined from them (config.dpo.rounds)."""
     started = time.perf_counter()
     policy, optimizer, log, checkpoint = _setup(config, run_dir)
     arena = make_arena(config.domain, config.rollout)
@@ -223,7 +221,7 @@ def train_rl(config: PlannerTrainConfig, run_dir: Path, progress: bool = True) -
                     )
             counters["iteration"] = iteration
             if config.eval_every and iteration % config.eval_every == 0 and config.eval_episodes:
-                result, _ = evaluate(policy, arena, config)
+                result = evaluate(policy, arena, config)
                 metrics["eval/success_rate"] = result["success_rate"]
                 metrics.update({f"eval/success/{k}": v for k, v in result["per_kind"].items()})
             log.log(iteration, metrics)
@@ -231,18 +229,17 @@ def train_rl(config: PlannerTrainConfig, run_dir: Path, progress: bool = True) -
             bar.set_postfix(
                 success=f"{metrics['rollout/success_rate']:.2f}", ret=f"{metrics['rollout/return']:.2f}"
             )
-            if iteration % config.checkpoint_every == 0 or iteration == iterations:
+            out_of_time = bool(config.time_budget_s) and time.perf_counter() - started > config.time_budget_s
+            if iteration % config.checkpoint_every == 0 or iteration == iterations or out_of_time:
                 checkpoint.save(policy, optimizer, counters)
                 policy.save(run_dir / "adapter")
                 log.flush()
-            if config.time_budget_s and time.perf_counter() - started > config.time_budget_s:
-                checkpoint.save(policy, optimizer, counters)
-                policy.save(run_dir / "adapter")
+            if out_of_time:
                 break
         bar.close()
         outcome = Outcome(run_dir, counters["iteration"], time.perf_counter() - started)
         if config.eval_episodes:
-            outcome.evaluation, _ = evaluate(policy, arena, config)
+            outcome.evaluation = evaluate(policy, arena, config)
     finally:
         arena.close()
     return _finish(config, run_dir, log, outcome)
@@ -266,10 +263,10 @@ def _finish(config: PlannerTrainConfig, run_dir: Path, log: RunLog, outcome: Out
 
 TRAINERS: dict[str, Callable[[PlannerTrainConfig, Path, bool], Outcome]] = {
     "bc": train_bc,
-    "grpo": train_rl,
-    "gigpo": train_rl,
-    "hgpo": train_rl,
-    "dpo": train_rl,
+    "grpo": train_on_policy,
+    "gigpo": train_on_policy,
+    "hgpo": train_on_policy,
+    "dpo": train_on_policy,
 }
 
 

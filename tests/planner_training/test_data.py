@@ -111,5 +111,9 @@ def test_bad_files_are_named_with_the_line(tmp_path: Path) -> None:
     other.write_text('{"observation": "x"}\n')
     with pytest.raises(DataError, match=r"other.jsonl:1: neither a demonstration"):
         load_pairs([other])
+    hollow = tmp_path / "hollow.jsonl"
+    hollow.write_text('{"messages": [], "expert_subgoal": "done()"}\n')
+    with pytest.raises(DataError, match=r"hollow.jsonl:1: `messages` must be a non-empty list"):
+        load_pairs([hollow])
     with pytest.raises(DataError, match="no such file"):
         read_jsonl(tmp_path / "missing.jsonl")
