@@ -163,7 +163,7 @@ def update(
             totals["loss"] += loss.item()
             totals["kl"] += stats["kl"]
             totals["clip_fraction"] += stats["clip_fraction"]
-            totals["entropy"] += float(entropy.sum() / mask.sum())
+            totals["entropy"] += (entropy.sum() / mask.sum()).item()
             tokens += int(tensors["attention_mask"].sum())
             passes += 1
     metrics = {f"train/{k}": v / max(passes, 1) for k, v in totals.items()}

@@ -30,6 +30,8 @@ MODELS_DIR = Path(sys.prefix) / "models"
 """Where `make setup` puts converted models: inside the venv, outside git, gone with `make clean`."""
 MODEL_ALIASES = {DEFAULT_MODEL: MODELS_DIR / DEFAULT_MODEL}
 """Short names for the models that set-up provides."""
+PRETRAINED_ADAPTERS = Path(__file__).resolve().parents[2] / "pretrained" / "planner"
+"""LoRA adapters shipped with the project, one folder per planning domain (`hgpo train-planner` output)."""
 MIN_PREFIX_REUSE = 16
 """Reuse the previous call's KV cache when the prompts share at least this many leading tokens."""
 
@@ -77,6 +79,15 @@ class FirstLineDone(StoppingCriteria):
     def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor, **kwargs: object) -> bool:
         text = self.tokenizer.decode(input_ids[0, self.prompt_length :])  # type: ignore[attr-defined]
         return "\n" in text.lstrip()
+
+
+def resolve_adapter(name: str) -> Path:
+    """A shipped adapter's folder for a bare name (`tabletop` -> policies/pretrained/planner/tabletop), else
+    the name as a path; parameter files need no absolute paths for what the project ships."""
+    shipped = PRETRAINED_ADAPTERS / name
+    if "/" not in name and (shipped / "adapter_config.json").is_file():
+        return shipped
+    return Path(name).expanduser()
 
 
 def chat_prompt(tokenizer: Any, messages: Sequence[Message]) -> str:
@@ -138,13 +149,22 @@ class TransformersModel:
         self._cached_ids: list[int] = []
 
     @staticmethod
-    def _with_adapter(model: Any, adapter: str) -> Any:
+    def _with_adapter(model: Any, name: str) -> Any:
         from peft import PeftModel
 
-        if not (Path(adapter) / "adapter_config.json").is_file():
-            raise ModelError(f"LoRA adapter folder {adapter} has no adapter_config.json: give a peft adapter")
+        adapter = resolve_adapter(name)
+        if not (adapter / "adapter_config.json").is_file():
+            shipped = ", ".join(
+                sorted(p.parent.name for p in PRETRAINED_ADAPTERS.glob("*/adapter_config.json"))
+            )
+            raise ModelError(
+                f"LoRA adapter folder {name} has no adapter_config.json: give a peft adapter folder"
+                + (f" or a shipped one by name ({shipped})" if shipped else "")
+            )
         try:
-            return PeftModel.from_pretrained(model, adapter).merge_and_unload()  # merged: no per-token cost
+            return PeftModel.from_pretrained(
+                model, str(adapter)
+            ).merge_and_unload()  # merged: no per-token cost
         except (OSError, ValueError, RuntimeError) as err:
             raise ModelError(f"cannot apply LoRA adapter {adapter}: {err}") from err
 
