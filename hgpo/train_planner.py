@@ -77,7 +77,7 @@ def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _overrides(args: argparse.Namespace, parser: argparse.ArgumentParser) -> dict[str, Any]:
+def _overrides(args: argparse.Namespace, parser: argparse.ArgumentParser, algo: str) -> dict[str, Any]:
     overrides: dict[str, Any] = {}
     for name in ("algo", "domain", "model", "adapter", "seed"):
         if getattr(args, name) is not None:
@@ -85,7 +85,7 @@ def _overrides(args: argparse.Namespace, parser: argparse.ArgumentParser) -> dic
     if args.demos:
         _nest(overrides, "bc.demos", list(args.demos))
     if args.iterations is not None:
-        _nest(overrides, "dpo.rounds" if args.algo == "dpo" else "rl.iterations", args.iterations)
+        _nest(overrides, "dpo.rounds" if algo == "dpo" else "rl.iterations", args.iterations)
     if args.epochs is not None:
         _nest(overrides, "bc.epochs", args.epochs)
     if args.eval_episodes is not None:
@@ -126,7 +126,8 @@ def main(argv: list[str]) -> int:
                 parser.error(f"config {path} does not exist")
             base = yaml.safe_load(path.read_text()) or {}
             run_dir = None
-        config = from_mapping(_merge(base, _overrides(args, parser)), str(args.config or "config"))
+        algo = args.algo or str(base.get("algo", ""))
+        config = from_mapping(_merge(base, _overrides(args, parser, algo)), str(args.config or "config"))
     except ValueError as err:
         print(f"hgpo train-planner: error: {err}", file=sys.stderr)
         return 2

@@ -15,7 +15,7 @@ from peft import LoraConfig, PeftModel, get_peft_model
 from policies.planner_training.config import LoraSettings
 from policies.planner_training.data import IGNORE
 from policies.planning.backends import ModelError
-from policies.planning.backends.transformers_lm import load_causal_lm
+from policies.planning.backends.transformers_lm import load_causal_lm, resolve_adapter
 
 REFERENCE = "reference"
 
@@ -92,13 +92,14 @@ def load_policy(model: str, adapter: str, lora: LoraSettings) -> Policy:
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
     if adapter:
-        if not (Path(adapter) / "adapter_config.json").is_file():
+        folder = resolve_adapter(adapter)
+        if not (folder / "adapter_config.json").is_file():
             raise ModelError(
                 f"LoRA adapter folder {adapter} has no adapter_config.json: give a peft adapter "
-                "(e.g. the `adapter/` of a `hgpo train-planner --algo bc` run)"
+                "(e.g. the `adapter/` of a `hgpo train-planner --algo bc` run, or a shipped one by name)"
             )
-        peft_model = PeftModel.from_pretrained(base, adapter, is_trainable=True)
-        peft_model.load_adapter(adapter, adapter_name=REFERENCE, is_trainable=False)
+        peft_model = PeftModel.from_pretrained(base, str(folder), is_trainable=True)
+        peft_model.load_adapter(str(folder), adapter_name=REFERENCE, is_trainable=False)
         peft_model.set_adapter("default")
     else:
         config = LoraConfig(

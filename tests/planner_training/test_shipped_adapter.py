@@ -34,3 +34,29 @@ def test_shipped_adapter_plans_a_held_out_reach(smollm2_dir: Path) -> None:
     subgoal = planner.next_subgoal(PlanningContext(task.instruction, world.state(), (), task))
     target = task.goal[0].args[0]
     assert subgoal is not None and (subgoal.skill, subgoal.args) == ("reach", (target,)), task.instruction
+
+
+def test_training_starts_from_the_shipped_adapter_as_its_reference(smollm2_dir: Path) -> None:
+    """RL and DPO start from an adapter named like the planner's `llm.adapter`: the trainable copy and the
+    frozen reference agree before the first update, and differ from the base model."""
+    import torch
+
+    from policies.planner_training.config import LoraSettings
+    from policies.planner_training.data import collate, encode
+    from policies.planner_training.model import load_policy, token_logprobs
+
+    policy = load_policy("smollm2-135m-instruct", "tabletop", LoraSettings())
+    example = encode(
+        policy.tokenizer, [{"role": "user", "content": "reach the red block"}], "reach(red_block)"
+    )  # type: ignore[list-item]
+    batch = collate([example], policy.pad_id)
+    policy.model.eval()
+    with torch.no_grad():
+        trained, _, _ = token_logprobs(policy.model, batch)
+        with policy.reference():
+            reference, _, _ = token_logprobs(policy.model, batch)
+        with policy.model.disable_adapter():
+            base, _, _ = token_logprobs(policy.model, batch)
+    torch.testing.assert_close(trained, reference)
+    assert (trained - base).abs().max() > 1e-3
+    assert any(p.requires_grad for p in policy.model.parameters())
