@@ -72,7 +72,7 @@ def _targets(model: torch.nn.Module, lora: LoraSettings) -> str | list[str]:
     if not lora.last_layers:
         return targets[0] if targets == ["all-linear"] else targets
     depth = int(model.config.num_hidden_layers)  # type: ignore[union-attr, arg-type]
-    kept = {str(i) for i in range(depth - lora.last_layers, depth)}
+    kept = {str(i) for i in range(max(0, depth - lora.last_layers), depth)}
     names = []
     for name, module in model.named_modules():
         parts = name.split(".")
