@@ -71,8 +71,8 @@ def dpo_loss(
 ) -> tuple[torch.Tensor, dict[str, float]]:
     margin = beta * ((chosen - ref_chosen) - (rejected - ref_rejected))
     return -functional.logsigmoid(margin).mean(), {
-        "reward_accuracy": float((margin > 0).float().mean()),
-        "reward_margin": float(margin.mean()),
+        "reward_accuracy": (margin > 0).float().mean().item(),
+        "reward_margin": margin.mean().item(),
     }
 
 

@@ -61,7 +61,7 @@ class Policy:
 
     def save(self, folder: Path) -> None:
         """The trainable adapter as a peft folder that `llm.adapter` / `--adapter` load."""
-        self.model.save_pretrained(str(folder), selected_adapters=["default"])
+        self.model.save_pretrained(str(folder), selected_adapters=["default"], save_embedding_layers=False)
         self.tokenizer.save_pretrained(str(folder))
 
 
