@@ -6,6 +6,7 @@ With ALFWORLD_DATA pointing at the official data set, `eval` and `demos` default
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
@@ -118,6 +119,10 @@ def eval_main(argv: list[str]) -> int:
         default=PLANNER_YAML,
         help="planner node parameters whose `llm` block configures --planner llm (%(default)s)",
     )
+    parser.add_argument("--model", help="--planner llm: base model (alias, folder or cached hub name)")
+    parser.add_argument(
+        "--adapter", help="--planner llm: LoRA adapter folder, e.g. from `hgpo train-planner` (its adapter/)"
+    )
     args = parser.parse_args(argv)
     from tqdm import tqdm
 
@@ -130,7 +135,8 @@ def eval_main(argv: list[str]) -> int:
     from sim.alfworld import AlfworldTextEnv, GameFileError
 
     try:
-        llm = LLMConfig.from_mapping(llm_settings_from_yaml(args.config))
+        overrides = {k: v for k, v in (("model", args.model), ("adapter", args.adapter)) if v is not None}
+        llm = LLMConfig.from_mapping({**llm_settings_from_yaml(args.config), **overrides})
         planner = make_planner(args.planner, llm, domain="alfworld")
     except ValueError as err:
         parser.error(str(err))
@@ -159,6 +165,7 @@ def eval_main(argv: list[str]) -> int:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         record = {
             "planner": args.planner,
+            "llm": dataclasses.asdict(llm) if args.planner == "llm" else None,
             "games_folder": str(args.games or ""),
             "max_steps": args.max_steps,
             **summary,

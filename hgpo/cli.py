@@ -27,6 +27,14 @@ COMMANDS: Commands = {
         "a planner (llm or expert) on the tabletop tasks in-process: success, invalid outputs, latency",
     ),
     "alfworld": ("hgpo.alfworld:main", "ALFWorld: make-games, eval (success per task type), demos"),
+    "tabletop-demos": (
+        "hgpo.tabletop_demos:main",
+        "expert planner decisions on tabletop tasks as JSONL records (the planner's own prompts) for BC",
+    ),
+    "train-planner": (
+        "hgpo.train_planner:main",
+        "train the LLM planner's LoRA adapter: bc, grpo, gigpo, hgpo or dpo on tabletop or alfworld",
+    ),
     "train-skills": (
         "hgpo.train_skills:main",
         "train goal-conditioned skills with SAC + HER: run folders, checkpoints and a success table",

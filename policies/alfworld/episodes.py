@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from policies.planning import LoopConfig, Planner, StepRecord, run_closed_loop
+from policies.planning import Decision, LoopConfig, Planner, StepRecord, run_closed_loop
 from policies.planning.alfworld_domain import AlfworldDomain, AlfworldView
 from policies.planning.domain import Subgoal
 from policies.planning.prompting import PromptBuilder
@@ -58,6 +58,7 @@ class EpisodeResult:
     wall_s: float
     message: str
     history: list[StepRecord] = field(default_factory=list)
+    decisions: list[Decision] = field(default_factory=list)  # every planner call, with its result
 
 
 # (instruction, what the planner saw, the history before it, the planned subgoal): how demonstrations are
@@ -117,6 +118,7 @@ def run_episode(
         time.perf_counter() - started,
         outcome.message,
         outcome.history,
+        outcome.decisions,
     )
 
 

@@ -85,7 +85,7 @@ class TrainConfig:
             raise ValueError(f"updates_per_step must be >= 0, got {self.updates_per_step}")
 
 
-def _build(cls: type, data: Any, where: str) -> Any:
+def build_dataclass(cls: type, data: Any, where: str) -> Any:
     """A dataclass from a mapping, recursing into dataclass-typed fields; unknown keys are errors."""
     if not isinstance(data, dict):
         raise ValueError(f"{where}: expected a mapping, got {type(data).__name__}")
@@ -98,7 +98,7 @@ def _build(cls: type, data: Any, where: str) -> Any:
     for name, value in data.items():
         kind = hints[name]
         if dataclasses.is_dataclass(kind) and isinstance(kind, type):
-            values[name] = _build(kind, value, f"{where}.{name}")
+            values[name] = build_dataclass(kind, value, f"{where}.{name}")
         elif isinstance(kind, types.GenericAlias) and kind.__origin__ is tuple:
             values[name] = tuple(value)
         else:
@@ -110,7 +110,7 @@ def _build(cls: type, data: Any, where: str) -> Any:
 
 
 def config_from_dict(data: dict[str, Any], where: str = "config") -> TrainConfig:
-    result: TrainConfig = _build(TrainConfig, data, where)
+    result: TrainConfig = build_dataclass(TrainConfig, data, where)
     return result
 
 

@@ -18,10 +18,20 @@ PLOTTED = (("eval/success_rate", "evaluation success rate"), ("eval/return", "ev
 
 
 class RunLog:
-    """Appends metric rows keyed by env step; `flush` rewrites metrics.csv and curves.png."""
+    """Appends metric rows keyed by env step; `flush` rewrites metrics.csv and curves.png.
 
-    def __init__(self, run_dir: Path) -> None:
+    `plotted` names the (metric, title) curves of curves.png and `step_key` the x axis (planner training
+    counts iterations, not env steps)."""
+
+    def __init__(
+        self,
+        run_dir: Path,
+        plotted: tuple[tuple[str, str], ...] = PLOTTED,
+        step_key: str = "env_steps",
+    ) -> None:
         self.run_dir = run_dir
+        self.plotted = plotted
+        self.step_key = step_key
         self.jsonl = run_dir / "metrics.jsonl"
         self.rows: list[dict[str, Any]] = []
         if self.jsonl.exists():
@@ -29,7 +39,7 @@ class RunLog:
         self.writer = SummaryWriter(str(run_dir / "tensorboard"))
 
     def log(self, step: int, metrics: Mapping[str, float]) -> None:
-        row = {"env_steps": step, **{k: float(v) for k, v in metrics.items()}}
+        row = {self.step_key: step, **{k: float(v) for k, v in metrics.items()}}
         self.rows.append(row)
         with self.jsonl.open("a") as out:
             out.write(json.dumps(row) + "\n")
@@ -38,14 +48,14 @@ class RunLog:
 
     def truncate(self, step: int) -> None:
         """Drop rows logged after `step` (a resumed run restarts from its last checkpoint)."""
-        self.rows = [row for row in self.rows if row["env_steps"] <= step]
+        self.rows = [row for row in self.rows if row[self.step_key] <= step]
         self.jsonl.write_text("".join(json.dumps(row) + "\n" for row in self.rows))
 
     def flush(self) -> None:
         self.writer.flush()
-        columns = sorted({key for row in self.rows for key in row} - {"env_steps"})
+        columns = sorted({key for row in self.rows for key in row} - {self.step_key})
         with (self.run_dir / "metrics.csv").open("w", newline="") as out:
-            writer = csv.DictWriter(out, ["env_steps", *columns])
+            writer = csv.DictWriter(out, [self.step_key, *columns])
             writer.writeheader()
             writer.writerows(self.rows)
         self._plot()
@@ -60,14 +70,14 @@ class RunLog:
         matplotlib.use("Agg")
         from matplotlib import pyplot as plt
 
-        figure, axes = plt.subplots(1, len(PLOTTED), figsize=(10, 3.5))
-        for axis, (key, title) in zip(axes, PLOTTED, strict=True):
-            points = [(row["env_steps"], row[key]) for row in self.rows if key in row]
+        figure, axes = plt.subplots(1, len(self.plotted), figsize=(5 * len(self.plotted), 3.5), squeeze=False)
+        for axis, (key, title) in zip(axes[0], self.plotted, strict=True):
+            points = [(row[self.step_key], row[key]) for row in self.rows if key in row]
             if points:
                 steps, values = zip(*points, strict=True)
                 axis.plot(steps, values, marker=".")
             axis.set_title(title)
-            axis.set_xlabel("env steps")
+            axis.set_xlabel(self.step_key.replace("_", " "))
             axis.grid(alpha=0.3)
         figure.tight_layout()
         figure.savefig(self.run_dir / "curves.png", dpi=80)

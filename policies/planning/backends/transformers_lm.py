@@ -30,6 +30,8 @@ MODELS_DIR = Path(sys.prefix) / "models"
 """Where `make setup` puts converted models: inside the venv, outside git, gone with `make clean`."""
 MODEL_ALIASES = {DEFAULT_MODEL: MODELS_DIR / DEFAULT_MODEL}
 """Short names for the models that set-up provides."""
+PRETRAINED_ADAPTERS = Path(__file__).resolve().parents[2] / "pretrained" / "planner"
+"""LoRA adapters shipped with the project, one folder per planning domain (`hgpo train-planner` output)."""
 MIN_PREFIX_REUSE = 16
 """Reuse the previous call's KV cache when the prompts share at least this many leading tokens."""
 
@@ -79,26 +81,59 @@ class FirstLineDone(StoppingCriteria):
         return "\n" in text.lstrip()
 
 
+def resolve_adapter(name: str) -> Path:
+    """A shipped adapter's folder for a bare name (`tabletop` -> policies/pretrained/planner/tabletop), else
+    the name as a path; parameter files need no absolute paths for what the project ships."""
+    shipped = PRETRAINED_ADAPTERS / name
+    if "/" not in name and (shipped / "adapter_config.json").is_file():
+        return shipped
+    return Path(name).expanduser()
+
+
+def chat_prompt(tokenizer: Any, messages: Sequence[Message]) -> str:
+    """The exact text the model is given for `messages`: its chat template with the assistant turn opened.
+    Planner training renders its examples through this too, so training and planning see the same text."""
+    return str(
+        tokenizer.apply_chat_template(
+            [{"role": m["role"], "content": m["content"]} for m in messages],
+            tokenize=False,
+            add_generation_prompt=True,
+        )
+    )
+
+
+def load_causal_lm(name: str) -> tuple[Any, Any]:
+    """Tokenizer and float32 model of a known alias, a folder or a cached hub name (ModelError if not)."""
+    source = resolve_model(name)
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(source, clean_up_tokenization_spaces=False)
+        model = AutoModelForCausalLM.from_pretrained(source, dtype=torch.float32)
+    except (OSError, ValueError) as err:
+        raise ModelError(
+            f"cannot load model {name!r} ({source}): {err}; give a local model folder "
+            "or a hub name that is in the local cache"
+        ) from err
+    return tokenizer, model
+
+
 class TransformersModel:
-    """A causal language model loaded once from a folder (or the hub) with transformers."""
+    """A causal language model loaded once from a folder (or the hub) with transformers.
+
+    `loaded` (tokenizer, model) serves a model already in memory instead, as planner training does with
+    the policy it is updating; its weights are used as they are (no adapter is applied)."""
 
     constrains = True
 
-    def __init__(self, config: LLMConfig) -> None:
+    def __init__(self, config: LLMConfig, loaded: tuple[Any, Any] | None = None) -> None:
         self.config = config
-        source = resolve_model(config.model)
         if config.threads:
             torch.set_num_threads(config.threads)
-        try:
-            self.tokenizer = AutoTokenizer.from_pretrained(source, clean_up_tokenization_spaces=False)
-            model: Any = AutoModelForCausalLM.from_pretrained(source, dtype=torch.float32)
-        except (OSError, ValueError) as err:
-            raise ModelError(
-                f"cannot load model {config.model!r} ({source}): {err}; give a local model folder "
-                "or a hub name that is in the local cache"
-            ) from err
-        if config.adapter:
-            model = self._with_adapter(model, config.adapter)
+        if loaded is not None:
+            self.tokenizer, model = loaded
+        else:
+            self.tokenizer, model = load_causal_lm(config.model)
+            if config.adapter:
+                model = self._with_adapter(model, config.adapter)
         self.model = model.eval()
         eos = self.tokenizer.eos_token_id
         if eos is None:
@@ -114,13 +149,22 @@ class TransformersModel:
         self._cached_ids: list[int] = []
 
     @staticmethod
-    def _with_adapter(model: Any, adapter: str) -> Any:
+    def _with_adapter(model: Any, name: str) -> Any:
         from peft import PeftModel
 
-        if not (Path(adapter) / "adapter_config.json").is_file():
-            raise ModelError(f"LoRA adapter folder {adapter} has no adapter_config.json: give a peft adapter")
+        adapter = resolve_adapter(name)
+        if not (adapter / "adapter_config.json").is_file():
+            shipped = ", ".join(
+                sorted(p.parent.name for p in PRETRAINED_ADAPTERS.glob("*/adapter_config.json"))
+            )
+            raise ModelError(
+                f"LoRA adapter folder {name} has no adapter_config.json: give a peft adapter folder"
+                + (f" or a shipped one by name ({shipped})" if shipped else "")
+            )
         try:
-            return PeftModel.from_pretrained(model, adapter).merge_and_unload()  # merged: no per-token cost
+            return PeftModel.from_pretrained(
+                model, str(adapter)
+            ).merge_and_unload()  # merged: no per-token cost
         except (OSError, ValueError, RuntimeError) as err:
             raise ModelError(f"cannot apply LoRA adapter {adapter}: {err}") from err
 
@@ -154,13 +198,7 @@ class TransformersModel:
                 raise ModelError(f"generation failed: {type(err).__name__}: {err}") from err
 
     def _complete(self, messages: Sequence[Message], choices: Sequence[str] | None) -> Completion:
-        prompt_text = str(
-            self.tokenizer.apply_chat_template(
-                [{"role": m["role"], "content": m["content"]} for m in messages],
-                tokenize=False,
-                add_generation_prompt=True,
-            )
-        )
+        prompt_text = chat_prompt(self.tokenizer, messages)
         inputs = self.tokenizer(prompt_text, return_tensors="pt", add_special_tokens=False)
         prompt_length = int(inputs["input_ids"].shape[1])
         max_new_tokens = self.config.max_new_tokens

@@ -1,0 +1,177 @@
+"""Planner training configuration: one YAML per algorithm (`policies/planner_training/config/*.yaml`)
+loaded into frozen dataclasses; unknown keys are errors that list the known ones."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml  # type: ignore[import-untyped]  # no stubs pinned
+
+from policies.planner_training.advantages import ESTIMATORS
+from policies.planning.llm_config import DEFAULT_MODEL
+from policies.skills.config import build_dataclass, config_to_dict
+
+CONFIG_DIR = Path(__file__).parent / "config"
+ALGORITHMS = ("bc", "grpo", "gigpo", "hgpo", "dpo")
+DOMAINS = ("tabletop", "alfworld")
+
+
+@dataclass(frozen=True)
+class LoraSettings:
+    """The peft LoRA adapter that is trained (the base model stays frozen)."""
+
+    r: int = 8
+    alpha: int = 16
+    dropout: float = 0.0
+    """Dropout on the adapter's input; 0 keeps RL's old and new log-probabilities comparable."""
+    target_modules: tuple[str, ...] = ("all-linear",)
+    """Module names to adapt; ("all-linear",) adapts every linear layer but the output head."""
+    last_layers: int = 0
+    """Adapt only the last N transformer blocks (0: all). Gradients then stop at the lowest adapted block,
+    which makes a training step on a CPU several times cheaper for a deep model."""
+
+
+@dataclass(frozen=True)
+class RewardWeights:
+    """A decision's reward: process for a subgoal that succeeded, minus penalty for an invalid answer or a
+    failed subgoal, plus outcome on the episode's last decision when the task succeeded."""
+
+    outcome: float = 1.0
+    process: float = 0.1
+    penalty: float = 0.1
+
+
+@dataclass(frozen=True)
+class RolloutSettings:
+    """Where episodes start and how they run (in-process, the planner node's closed loop)."""
+
+    tasks: tuple[str, ...] = ("reach", "pick_place", "push", "stack", "sort")
+    """tabletop: the tasks to train and evaluate on."""
+    train_seeds: int = 200
+    """tabletop: training initial states are seeds 0..train_seeds-1 of each task."""
+    eval_seed_start: int = 10_000
+    """tabletop: held-out evaluation seeds start here (never trained on)."""
+    games: str = "runs/alfworld/games/train"
+    """alfworld: folder of training games (`hgpo alfworld make-games`)."""
+    eval_games: str = "runs/alfworld/games/valid_unseen"
+    """alfworld: folder of evaluation games."""
+    max_subgoals: int = 10
+    """An episode fails after this many executed subgoals (alfworld: the game's command budget)."""
+    subgoal_timeout_s: float = 12.0
+    """tabletop: simulated seconds a subgoal may take."""
+    action_hold: int = 4
+    """tabletop: physics steps per control tick (100 Hz physics, 25 Hz control)."""
+    temperature: float = 1.0
+    """Sampling temperature of rollouts (evaluation is greedy)."""
+
+
+@dataclass(frozen=True)
+class BCSettings:
+    demos: tuple[str, ...] = ()
+    """JSONL files of demonstrations (`hgpo tabletop-demos`, `hgpo alfworld demos`) or decision logs."""
+    val_fraction: float = 0.1
+    epochs: int = 3
+    batch_size: int = 8
+    patience: int = 2
+    """Stop after this many validations without a lower validation loss (the best adapter is kept)."""
+    validate_every: int = 50
+    """Optimizer steps between validations (and at every epoch's end)."""
+
+
+@dataclass(frozen=True)
+class RLSettings:
+    group_size: int = 8
+    """Episodes per initial state (the group of GRPO)."""
+    states_per_iteration: int = 2
+    iterations: int = 50
+    epochs: int = 2
+    """Passes of clipped policy-gradient updates over each iteration's decisions."""
+    minibatch: int = 8
+    clip: float = 0.2
+    kl_coef: float = 0.02
+    """Weight of the KL penalty to the reference (the starting adapter, frozen)."""
+    gamma: float = 0.95
+    """Discount of step-level returns-to-go (GiGPO, HGPO)."""
+    step_weight: float = 1.0
+    """Weight of the step-level advantage added to the episode-level one (GiGPO, HGPO)."""
+    std: bool = True
+    """Divide relative advantages by their group's standard deviation."""
+    max_depth: int = 2
+    """HGPO: deepest shared history context K."""
+    alpha: float = 1.0
+    """HGPO: a depth-k group's weight is (k + 1)^alpha."""
+
+
+@dataclass(frozen=True)
+class DPOSettings:
+    beta: float = 0.1
+    rounds: int = 5
+    """Rounds of: rollouts with the current policy, pair mining, `epochs` passes of DPO over the pairs."""
+    group_size: int = 8
+    states_per_round: int = 4
+    epochs: int = 2
+    batch_size: int = 4
+    max_pairs_per_state: int = 4
+
+
+@dataclass(frozen=True)
+class PlannerTrainConfig:
+    algo: str = "bc"
+    domain: str = "tabletop"
+    model: str = DEFAULT_MODEL
+    """Base model: an alias, a folder or a cached hub name (as the planner's `llm.model`)."""
+    adapter: str = ""
+    """Starting LoRA adapter folder (RL, DPO: the BC adapter; also the frozen KL / DPO reference)."""
+    seed: int = 0
+    lr: float = 2e-4
+    max_grad_norm: float = 1.0
+    threads: int = 1
+    """torch CPU threads."""
+    history_k: int = 4
+    """Subgoals of history in the prompt, as the planner's `llm.history_k`."""
+    eval_every: int = 10
+    """Iterations (RL) or rounds (DPO) between evaluations; 0: only at the end."""
+    eval_episodes: int = 4
+    """Greedy evaluation episodes per task (tabletop) or games (alfworld; 0: all)."""
+    checkpoint_every: int = 5
+    time_budget_s: float = 0.0
+    """Stop training after this much wall-clock time (0: no limit)."""
+    lora: LoraSettings = field(default_factory=LoraSettings)
+    reward: RewardWeights = field(default_factory=RewardWeights)
+    rollout: RolloutSettings = field(default_factory=RolloutSettings)
+    bc: BCSettings = field(default_factory=BCSettings)
+    rl: RLSettings = field(default_factory=RLSettings)
+    dpo: DPOSettings = field(default_factory=DPOSettings)
+
+    def __post_init__(self) -> None:
+        if self.algo not in ALGORITHMS:
+            raise ValueError(f"unknown algorithm {self.algo!r}; known: {', '.join(ALGORITHMS)}")
+        if self.domain not in DOMAINS:
+            raise ValueError(f"unknown domain {self.domain!r}; known: {', '.join(DOMAINS)}")
+        if self.algo in ESTIMATORS and self.rl.group_size < 2:
+            raise ValueError("rl.group_size must be >= 2: advantages are relative within a group")
+        if self.lr <= 0:
+            raise ValueError(f"lr must be > 0, got {self.lr}")
+
+
+def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> PlannerTrainConfig:
+    """Read a YAML config (a bare name is a file of `config/`), with top-level fields replaced."""
+    path = Path(path)
+    if not path.exists() and path.parent == Path("."):
+        path = CONFIG_DIR / (path.name if path.suffix else f"{path.name}.yaml")
+    if not path.is_file():
+        known = ", ".join(sorted(p.stem for p in CONFIG_DIR.glob("*.yaml")))
+        raise FileNotFoundError(f"no planner training config {path}; shipped configs: {known}")
+    data = yaml.safe_load(path.read_text()) or {}
+    return from_mapping({**data, **(overrides or {})}, str(path))
+
+
+def from_mapping(data: dict[str, Any], where: str = "config") -> PlannerTrainConfig:
+    config: PlannerTrainConfig = build_dataclass(PlannerTrainConfig, data, where)
+    return config
+
+
+def to_mapping(config: PlannerTrainConfig) -> dict[str, Any]:
+    return config_to_dict(config)

@@ -1,0 +1,138 @@
+"""Training examples for the planner: (prompt, answer) pairs from demonstration files or decision logs,
+tokenized exactly as the planner prompts the model (`chat_prompt`), with prompt tokens masked out of the
+loss (label -100) so only the answer and its end-of-sequence token are learned.
+
+Accepted JSONL records, one per line:
+- demonstrations (`hgpo tabletop-demos`, `hgpo alfworld demos`): `messages` (the LLM planner's own chat
+  messages for that decision) and `expert_subgoal`;
+- decision logs (`decisions.jsonl` of the planner node or `hgpo eval-planner`): `trace.attempts` and
+  `subgoal`; only decisions whose subgoal was executed successfully (or `done()` that ended a task) count.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from policies.planning.backends.transformers_lm import chat_prompt
+from policies.planning.decisions import Message
+
+IGNORE = -100
+"""Label of tokens that are not learned (prompt, padding), as torch's cross-entropy ignores them."""
+
+
+class DataError(ValueError):
+    """A training file that cannot be used; the message names the file, the line and what to do."""
+
+
+@dataclass(frozen=True)
+class Example:
+    prompt_ids: tuple[int, ...]
+    answer_ids: tuple[int, ...]  # the answer's tokens and the end-of-sequence token
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    if not path.is_file():
+        raise DataError(
+            f"{path}: no such file; write demonstrations with `hgpo tabletop-demos` or `hgpo alfworld demos`"
+        )
+    records = []
+    for number, line in enumerate(path.read_text().splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise DataError(
+                f"{path}:{number}: not a JSON object ({err.msg}); each line must be one record"
+            ) from err
+        if not isinstance(record, dict):
+            raise DataError(f"{path}:{number}: expected a JSON object, got {type(record).__name__}")
+        records.append(record)
+    if not records:
+        raise DataError(f"{path} holds no records; it is empty (did the demonstration run solve nothing?)")
+    return records
+
+
+def pair_of(record: dict[str, Any], where: str) -> tuple[list[Message], str] | None:
+    """(messages, answer) of a demonstration or a successful logged decision; None for a logged decision
+    that is not a positive example; DataError for a record of neither kind."""
+    if "messages" in record and "expert_subgoal" in record:
+        messages = record["messages"]
+        if not (
+            isinstance(messages, list)
+            and messages
+            and all(isinstance(m, dict) and {"role", "content"} <= set(m) for m in messages)
+        ):
+            raise DataError(f"{where}: `messages` must be a non-empty list of {{role, content}} objects")
+        return [Message(role=m["role"], content=m["content"]) for m in messages], str(
+            record["expert_subgoal"]
+        )
+    trace = record.get("trace")
+    if isinstance(trace, dict) and "attempts" in trace and "subgoal" in record:
+        result, subgoal = record.get("result"), record["subgoal"]
+        executed_ok = isinstance(result, dict) and result.get("success") is True
+        ended_well = subgoal == "done()" and str(record.get("stop", "")).startswith("planner said done after")
+        attempts = trace["attempts"]
+        if subgoal is None or not attempts or not (executed_ok or ended_well):
+            return None
+        last = attempts[-1]
+        return [Message(role=m["role"], content=m["content"]) for m in last["messages"]], str(subgoal)
+    raise DataError(
+        f"{where}: neither a demonstration (messages, expert_subgoal) nor a planner decision (trace, subgoal)"
+    )
+
+
+def load_pairs(paths: Sequence[Path]) -> list[tuple[list[Message], str]]:
+    pairs = []
+    for path in paths:
+        for number, record in enumerate(read_jsonl(path), start=1):
+            pair = pair_of(record, f"{path}:{number}")
+            if pair is not None:
+                pairs.append(pair)
+    if not pairs:
+        raise DataError(f"no usable examples in {', '.join(map(str, paths))} (no successful decisions)")
+    return pairs
+
+
+def encode_text(tokenizer: Any, prompt_text: str, answer: str) -> Example:
+    """An example from the prompt text the model saw and the answer it should give."""
+    prompt = tokenizer(prompt_text, add_special_tokens=False)["input_ids"]
+    answer_ids = [*tokenizer.encode(answer, add_special_tokens=False), int(tokenizer.eos_token_id)]
+    return Example(tuple(prompt), tuple(answer_ids))
+
+
+def encode(tokenizer: Any, messages: Sequence[Message], answer: str) -> Example:
+    return encode_text(tokenizer, chat_prompt(tokenizer, messages), answer)
+
+
+def split(examples: list[Example], val_fraction: float, seed: int) -> tuple[list[Example], list[Example]]:
+    """A seeded shuffle into training and validation examples (at least one of each when there are two)."""
+    order = list(examples)
+    random.Random(seed).shuffle(order)
+    count = min(len(order) - 1, max(1, round(val_fraction * len(order)))) if len(order) > 1 else 0
+    return order[count:], order[:count]
+
+
+def collate(examples: Sequence[Example], pad_id: int) -> dict[str, torch.Tensor]:
+    """Left-padded input_ids, attention_mask and position_ids, so that every answer ends at the last
+    position, and `labels` for the last `span` positions only (the longest answer; IGNORE elsewhere): the
+    model then computes output logits for those positions alone, not for the whole prompt."""
+    length = max(len(e.prompt_ids) + len(e.answer_ids) for e in examples)
+    span = max(len(e.answer_ids) for e in examples)
+    ids = torch.full((len(examples), length), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(examples), length), dtype=torch.long)
+    labels = torch.full((len(examples), span), IGNORE, dtype=torch.long)
+    for row, example in enumerate(examples):
+        tokens = (*example.prompt_ids, *example.answer_ids)
+        ids[row, length - len(tokens) :] = torch.tensor(tokens)
+        mask[row, length - len(tokens) :] = 1
+        labels[row, span - len(example.answer_ids) :] = torch.tensor(example.answer_ids)
+    positions = (mask.cumsum(-1) - 1).clamp(min=0)
+    return {"input_ids": ids, "attention_mask": mask, "position_ids": positions, "labels": labels}

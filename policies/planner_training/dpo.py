@@ -1,0 +1,126 @@
+"""DPO from preference pairs mined from rollouts: from one initial state, a successful trajectory is
+preferred to a failed one. A trajectory's log-probability is the sum of its decisions' answer-token
+log-probabilities (each decision under its own prompt), and
+
+    loss = -log sigmoid(beta * [(log pi(w) - log pi_ref(w)) - (log pi(l) - log pi_ref(l))])
+
+with the frozen reference the starting adapter (Rafailov et al. 2023, applied to whole trajectories)."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+from torch.nn import functional
+
+from policies.planner_training.config import DPOSettings
+from policies.planner_training.data import Example, collate, encode_text
+from policies.planner_training.model import Policy, token_logprobs
+from policies.planner_training.rollouts import Episode
+
+
+@dataclass(frozen=True)
+class Pair:
+    chosen: tuple[Example, ...]  # the successful trajectory's decisions
+    rejected: tuple[Example, ...]  # the failed one's
+
+
+def trajectory(policy: Policy, episode: Episode) -> tuple[Example, ...]:
+    return tuple(
+        encode_text(policy.tokenizer, d.trace.attempts[-1].prompt_text, d.trace.attempts[-1].output)
+        for d in episode.decisions
+        if d.trace is not None and d.trace.attempts
+    )
+
+
+def mine_pairs(policy: Policy, episodes: Sequence[Episode], max_per_state: int, seed: int) -> list[Pair]:
+    """Up to `max_per_state` (success, failure) pairs per initial state, drawn at random without repeats."""
+    rng = random.Random(seed)
+    by_state: dict[str, list[Episode]] = {}
+    for episode in episodes:
+        by_state.setdefault(episode.state, []).append(episode)
+    pairs = []
+    for group in by_state.values():
+        wins = [e for e in group if e.success and e.decisions]
+        losses = [e for e in group if not e.success and e.decisions]
+        combos = [(w, lo) for w in wins for lo in losses]
+        for win, loss in rng.sample(combos, min(max_per_state, len(combos))):
+            chosen, rejected = trajectory(policy, win), trajectory(policy, loss)
+            if chosen and rejected:
+                pairs.append(Pair(chosen, rejected))
+    return pairs
+
+
+def trajectory_logprobs(policy: Policy, trajectories: Sequence[Sequence[Example]]) -> torch.Tensor:
+    """Sum of answer-token log-probabilities over each trajectory's decisions: (len(trajectories),)."""
+    flat = [example for t in trajectories for example in t]
+    owner = torch.tensor([i for i, t in enumerate(trajectories) for _ in t])
+    logp, _, _ = token_logprobs(policy.model, collate(flat, policy.pad_id))
+    return torch.zeros(len(trajectories)).index_add(0, owner, logp.sum(-1))
+
+
+def dpo_loss(
+    chosen: torch.Tensor,
+    rejected: torch.Tensor,
+    ref_chosen: torch.Tensor,
+    ref_rejected: torch.Tensor,
+    beta: float,
+) -> tuple[torch.Tensor, dict[str, float]]:
+    margin = beta * ((chosen - ref_chosen) - (rejected - ref_rejected))
+    return -functional.logsigmoid(margin).mean(), {
+        "reward_accuracy": (margin > 0).float().mean().item(),
+        "reward_margin": margin.mean().item(),
+    }
+
+
+def train_dpo(
+    policy: Policy,
+    optimizer: torch.optim.Optimizer,
+    pairs: list[Pair],
+    settings: DPOSettings,
+    max_grad_norm: float,
+    seed: int,
+) -> dict[str, float]:
+    """`settings.epochs` passes over the pairs in shuffled minibatches; the round's mean metrics."""
+    started = time.perf_counter()
+    policy.model.eval()
+    with torch.no_grad(), policy.reference():
+        ref = [
+            (trajectory_logprobs(policy, [p.chosen]), trajectory_logprobs(policy, [p.rejected]))
+            for p in pairs
+        ]
+    params = policy.parameters()
+    totals = {"loss": 0.0, "reward_accuracy": 0.0, "reward_margin": 0.0}
+    steps = tokens = 0
+    rng = random.Random(seed)
+    for _ in range(settings.epochs):
+        order = list(range(len(pairs)))
+        rng.shuffle(order)
+        for start in range(0, len(order), settings.batch_size):
+            chunk = order[start : start + settings.batch_size]
+            chosen = trajectory_logprobs(policy, [pairs[i].chosen for i in chunk])
+            rejected = trajectory_logprobs(policy, [pairs[i].rejected for i in chunk])
+            ref_c = torch.cat([ref[i][0] for i in chunk])
+            ref_r = torch.cat([ref[i][1] for i in chunk])
+            loss, stats = dpo_loss(chosen, rejected, ref_c, ref_r, settings.beta)
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(params, max_grad_norm)
+            optimizer.step()
+            totals["loss"] += loss.item()
+            for key, value in stats.items():
+                totals[key] += value
+            tokens += sum(
+                len(e.prompt_ids) + len(e.answer_ids)
+                for i in chunk
+                for p in (pairs[i].chosen, pairs[i].rejected)
+                for e in p
+            )
+            steps += 1
+    metrics = {f"train/{k}": v / max(steps, 1) for k, v in totals.items()}
+    metrics["perf/update_tokens_per_s"] = tokens / (time.perf_counter() - started)
+    metrics["train/pairs"] = float(len(pairs))
+    return metrics

@@ -1,0 +1,196 @@
+"""RL from environment reward: G sampled episodes per initial state, per-decision rewards, advantages by
+GRPO / GiGPO / HGPO (advantages.py), then epochs of a clipped token-level policy gradient with a KL
+penalty to the frozen reference:
+
+    ratio_t = exp(log pi(a_t) - log pi_old(a_t))                                 per answer token t
+    loss    = mean_t [ -min(ratio_t A, clip(ratio_t, 1 - eps, 1 + eps) A) + beta * KL_t ]
+    KL_t    = exp(log pi_ref - log pi) - (log pi_ref - log pi) - 1               (k3, always >= 0)
+
+where A is the advantage of the decision the token belongs to and the mean runs over every answer token
+of the minibatch. Rollouts sample from the policy being trained, through the planner node's own
+`LLMPlanner` (constrained decoding, KV cache) and closed loop.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from policies.planner_training.advantages import Steps, advantages
+from policies.planner_training.config import PlannerTrainConfig, RewardWeights, RLSettings
+from policies.planner_training.data import Example, collate, encode_text
+from policies.planner_training.model import Policy, token_logprobs
+from policies.planner_training.rollouts import Arena, Episode, StepData, episode_steps
+from policies.planning import LLMConfig, LLMPlanner, make_domain
+from policies.planning.backends.transformers_lm import TransformersModel
+
+
+def planner_for(policy: Policy, config: PlannerTrainConfig, sample: bool, seed: int) -> LLMPlanner:
+    """The planner node's LLM planner over the policy in memory (a fresh wrapper: no stale KV cache)."""
+    llm = LLMConfig(
+        domain=config.domain,
+        model=config.model,
+        do_sample=sample,
+        temperature=config.rollout.temperature,
+        seed=seed,
+        threads=config.threads,
+        history_k=config.history_k,
+    )
+    policy.model.eval()
+    return LLMPlanner(
+        make_domain(config.domain), TransformersModel(llm, loaded=(policy.tokenizer, policy.model)), llm
+    )
+
+
+def play(
+    arena: Arena,
+    planner: LLMPlanner,
+    states: Sequence[str],
+    repeats: int,
+    tick: Callable[[], None] | None = None,
+) -> list[Episode]:
+    episodes = []
+    for state in states:
+        for _ in range(repeats):
+            with torch.no_grad():
+                episodes.append(arena.play(state, planner))
+            if tick:
+                tick()
+    return episodes
+
+
+@dataclass(frozen=True)
+class Batch:
+    examples: list[Example]
+    advantages: np.ndarray  # one per example (decision)
+
+
+def make_batch(policy: Policy, episodes: Sequence[Episode], config: PlannerTrainConfig) -> Batch:
+    """Examples of every model decision with the chosen estimator's advantage."""
+    rows: list[tuple[int, StepData]] = []
+    for number, episode in enumerate(episodes):
+        rows += [(number, step) for step in episode_steps(episode, config.reward)]
+    steps = Steps(
+        group=[episodes[n].state for n, _ in rows],
+        episode=[n for n, _ in rows],
+        reward=np.array([s.reward for _, s in rows], dtype=np.float64),
+        observation=[s.observation for _, s in rows],
+        action=[s.output for _, s in rows],
+    )
+    rl = config.rl
+    settings: dict[str, Any] = {"std": rl.std}
+    if config.algo != "grpo":
+        settings.update(gamma=rl.gamma, step_weight=rl.step_weight)
+    if config.algo == "hgpo":
+        settings.update(max_depth=rl.max_depth, alpha=rl.alpha)
+    adv = advantages(config.algo, steps, **settings) if rows else np.zeros(0)
+    examples = [encode_text(policy.tokenizer, s.prompt_text, s.output) for _, s in rows]
+    return Batch(examples, adv)
+
+
+def pg_loss(
+    logp: torch.Tensor,
+    old_logp: torch.Tensor,
+    ref_logp: torch.Tensor,
+    advantage: torch.Tensor,
+    mask: torch.Tensor,
+    clip: float,
+    kl_coef: float,
+) -> tuple[torch.Tensor, dict[str, float]]:
+    """The clipped token-level objective with the k3 KL penalty (module docstring); tensors (batch, span),
+    `advantage` (batch,)."""
+    tokens = mask.sum().clamp(min=1)
+    ratio = torch.exp(logp - old_logp)
+    adv = advantage[:, None]
+    surrogate = torch.minimum(ratio * adv, torch.clamp(ratio, 1 - clip, 1 + clip) * adv)
+    log_ref_ratio = ref_logp - logp
+    kl = torch.exp(log_ref_ratio) - log_ref_ratio - 1
+    loss = ((-surrogate + kl_coef * kl) * mask).sum() / tokens
+    stats = {
+        "kl": ((kl * mask).sum() / tokens).item(),
+        "clip_fraction": ((((ratio - 1).abs() > clip) & mask).sum() / tokens).item(),
+    }
+    return loss, stats
+
+
+@torch.no_grad()
+def anchor_logprobs(policy: Policy, examples: Sequence[Example]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Answer-token log-probabilities of one minibatch under the policy as it is now (the "old" policy of
+    the ratio) and under the frozen reference."""
+    policy.model.eval()
+    batch = collate(examples, policy.pad_id)
+    old, _, _ = token_logprobs(policy.model, batch)
+    with policy.reference():
+        ref, _, _ = token_logprobs(policy.model, batch)
+    return old, ref
+
+
+def update(
+    policy: Policy,
+    optimizer: torch.optim.Optimizer,
+    batch: Batch,
+    rl: RLSettings,
+    max_grad_norm: float,
+    seed: int,
+) -> dict[str, float]:
+    """`rl.epochs` passes of the clipped objective over the batch in shuffled minibatches."""
+    started = time.perf_counter()
+    order = list(range(len(batch.examples)))
+    random.Random(seed).shuffle(order)  # fixed minibatches across epochs: old/ref log-probs computed once
+    groups = [order[i : i + rl.minibatch] for i in range(0, len(order), rl.minibatch)]
+    fixed = [[batch.examples[i] for i in g] for g in groups]
+    anchors = [anchor_logprobs(policy, m) for m in fixed]
+    params = policy.parameters()
+    totals: dict[str, float] = {"loss": 0.0, "kl": 0.0, "clip_fraction": 0.0, "entropy": 0.0}
+    tokens = passes = 0
+    policy.model.eval()  # no dropout: the ratio compares like with like
+    for _ in range(rl.epochs):
+        for indices, examples, anchor in zip(groups, fixed, anchors, strict=True):
+            tensors = collate(examples, policy.pad_id)
+            logp, entropy, mask = token_logprobs(policy.model, tensors)
+            adv = torch.tensor(batch.advantages[indices], dtype=torch.float32)
+            loss, stats = pg_loss(logp, anchor[0], anchor[1], adv, mask, rl.clip, rl.kl_coef)
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(params, max_grad_norm)
+            optimizer.step()
+            totals["loss"] += loss.item()
+            totals["kl"] += stats["kl"]
+            totals["clip_fraction"] += stats["clip_fraction"]
+            totals["entropy"] += (entropy.sum() / mask.sum()).item()
+            tokens += int(tensors["attention_mask"].sum())
+            passes += 1
+    metrics = {f"train/{k}": v / max(passes, 1) for k, v in totals.items()}
+    metrics["perf/update_tokens_per_s"] = tokens / (time.perf_counter() - started)
+    return metrics
+
+
+def rollout_metrics(
+    episodes: Sequence[Episode], weights: RewardWeights, tokenizer: Any, seconds: float
+) -> dict[str, float]:
+    """Success, return, invalid and failed subgoals of the rollouts, and their throughput."""
+    decisions = [d for e in episodes for d in e.decisions]
+    outputs = sum(d.outputs for d in decisions)
+    returns = [sum(s.reward for s in episode_steps(e, weights)) for e in episodes]
+    generated = sum(
+        len(tokenizer.encode(a.output, add_special_tokens=False)) + 1
+        for d in decisions
+        if d.trace
+        for a in d.trace.attempts
+    )
+    return {
+        "rollout/success_rate": float(np.mean([e.success for e in episodes])) if episodes else 0.0,
+        "rollout/return": float(np.mean(returns)) if returns else 0.0,
+        "rollout/invalid_subgoal_rate": sum(d.invalid_outputs for d in decisions) / max(outputs, 1),
+        "rollout/failed_subgoal_rate": sum(1 for d in decisions if d.result and not d.result["success"])
+        / max(len(decisions), 1),
+        "rollout/decisions": float(len(decisions)),
+        "perf/episodes_per_s": len(episodes) / seconds,
+        "perf/generated_tokens_per_s": generated / seconds,
+    }

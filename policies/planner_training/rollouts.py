@@ -1,0 +1,168 @@
+"""Episodes for planner training, played in-process through the planner node's closed loop against the
+same world and skill code the bridges use (tabletop: MuJoCo with the scripted skills; alfworld: the text
+env with the text skills), and the per-decision rewards of those episodes.
+
+An arena names its initial states ("reach:17", or an ALFWorld game's folder) and plays one episode from
+one of them with a given planner; the RL and DPO loops only know this interface.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from policies.planner_training.config import RewardWeights, RolloutSettings
+from policies.planning import Decision, LoopConfig, Planner
+
+
+@dataclass(frozen=True)
+class Episode:
+    state: str  # the initial state it started from
+    kind: str  # tabletop task or ALFWorld task type, for success per kind
+    success: bool
+    decisions: tuple[Decision, ...]
+
+
+@dataclass(frozen=True)
+class StepData:
+    """One model decision of an episode, as RL trains on it."""
+
+    prompt_text: str  # the exact text the model was given
+    output: str  # what it answered
+    observation: str  # the observation as the prompt rendered it (anchor state of GiGPO / HGPO)
+    reward: float
+
+
+class Arena(Protocol):
+    domain: str
+
+    def train_states(self) -> list[str]: ...
+
+    def eval_states(self, per_kind: int) -> list[str]: ...
+
+    def play(self, state: str, planner: Planner) -> Episode: ...
+
+    def close(self) -> None: ...
+
+
+class TabletopArena:
+    """Tabletop tasks; training seeds 0..train_seeds-1, evaluation seeds from eval_seed_start."""
+
+    domain = "tabletop"
+
+    def __init__(self, settings: RolloutSettings) -> None:
+        from policies.control import ExpertSkillPolicy
+        from sim.tabletop import TASKS, TabletopWorld, WorldConfig
+
+        unknown = sorted(set(settings.tasks) - set(TASKS))
+        if unknown or not settings.tasks:
+            raise ValueError(f"unknown tabletop tasks {unknown}; known: {', '.join(TASKS)}")
+        self.settings = settings
+        self.world = TabletopWorld(WorldConfig(control_dt=0.01))
+        self.policy = ExpertSkillPolicy()
+        self.loop = LoopConfig(max_subgoals=settings.max_subgoals)
+
+    def train_states(self) -> list[str]:
+        return [f"{task}:{seed}" for task in self.settings.tasks for seed in range(self.settings.train_seeds)]
+
+    def eval_states(self, per_kind: int) -> list[str]:
+        start = self.settings.eval_seed_start
+        return [f"{task}:{seed}" for task in self.settings.tasks for seed in range(start, start + per_kind)]
+
+    def play(self, state: str, planner: Planner) -> Episode:
+        from policies.evaluation import run_episode
+        from sim.tabletop import make_task
+
+        task, seed = state.rsplit(":", 1)
+        result = run_episode(
+            self.world,
+            make_task(task, int(seed)),
+            planner,
+            self.policy,
+            subgoal_timeout_s=self.settings.subgoal_timeout_s,
+            action_hold=self.settings.action_hold,
+            loop=self.loop,
+        )
+        return Episode(state, task, result.success, result.decisions)
+
+    def close(self) -> None:
+        pass
+
+
+class AlfworldArena:
+    """ALFWorld games: training games from `games`, evaluation games from `eval_games`."""
+
+    domain = "alfworld"
+
+    def __init__(self, settings: RolloutSettings) -> None:
+        from sim.alfworld import AlfworldTextEnv, discover_games
+
+        self.train = {g.name: g for g in discover_games(Path(settings.games))}
+        self.eval = {g.name: g for g in discover_games(Path(settings.eval_games))}
+        self.env = AlfworldTextEnv(max_steps=settings.max_subgoals, expert=False)
+
+    def train_states(self) -> list[str]:
+        return [f"train/{name}" for name in self.train]
+
+    def eval_states(self, per_kind: int) -> list[str]:
+        names = list(self.eval)
+        if per_kind:
+            kinds: dict[str, list[str]] = {}
+            for name in names:
+                kinds.setdefault(self.eval[name].task_type, []).append(name)
+            names = [name for group in kinds.values() for name in group[:per_kind]]
+        return [f"eval/{name}" for name in names]
+
+    def play(self, state: str, planner: Planner) -> Episode:
+        from policies.alfworld.episodes import run_episode
+
+        split, name = state.split("/", 1)
+        game = (self.train if split == "train" else self.eval)[name]
+        result = run_episode(self.env, game, planner, False)
+        return Episode(state, game.task_type, result.won, tuple(result.decisions))
+
+    def close(self) -> None:
+        self.env.close()
+
+
+def make_arena(domain: str, settings: RolloutSettings) -> Arena:
+    arenas: dict[str, Any] = {"tabletop": TabletopArena, "alfworld": AlfworldArena}
+    if domain not in arenas:
+        raise ValueError(f"unknown domain {domain!r}; known: {', '.join(arenas)}")
+    arena: Arena = arenas[domain](settings)
+    return arena
+
+
+def decision_reward(decision: Decision, last: bool, success: bool, weights: RewardWeights) -> float:
+    """process for a subgoal that succeeded, minus penalty for an invalid answer or a failed subgoal, plus
+    outcome on the episode's last decision when the task succeeded."""
+    reward = 0.0
+    if decision.result is not None:
+        reward += weights.process if decision.result["success"] else -weights.penalty
+    if decision.invalid_outputs or decision.subgoal is None:
+        reward -= weights.penalty
+    if last and success:
+        reward += weights.outcome
+    return reward
+
+
+def episode_steps(episode: Episode, weights: RewardWeights) -> list[StepData]:
+    """The decisions of an episode that a model made, with their rewards (the last attempt of each)."""
+    steps = []
+    for index, decision in enumerate(episode.decisions):
+        if decision.trace is None or not decision.trace.attempts:
+            continue
+        attempt = decision.trace.attempts[-1]
+        last = index == len(episode.decisions) - 1
+        reward = decision_reward(decision, last, episode.success, weights)
+        steps.append(StepData(attempt.prompt_text, attempt.output, decision.trace.observation, reward))
+    return steps
+
+
+def success_by_kind(episodes: Sequence[Episode]) -> dict[str, float]:
+    kinds: dict[str, list[bool]] = {}
+    for episode in episodes:
+        kinds.setdefault(episode.kind, []).append(episode.success)
+    return {kind: sum(values) / len(values) for kind, values in sorted(kinds.items())}

@@ -1,0 +1,274 @@
+"""The planner training loop of one run and its folder:
+
+    config.yaml            the PlannerTrainConfig, as trained
+    metrics.jsonl / .csv   rows keyed by step (BC: optimizer steps; RL: iterations; DPO: rounds)
+    curves.png, tensorboard/
+    adapter/               the result: a peft LoRA folder for `--adapter` / `llm.adapter` (BC: best
+                           validation loss; RL and DPO: the last iteration)
+    checkpoints/last/      trainable weights, optimizer and counters; a run resumes from here
+    summary.json           final figures (evaluation success per kind, throughput)
+
+`train(config, run_dir)` runs BC, RL (grpo / gigpo / hgpo) or DPO; on a folder with a checkpoint it
+resumes.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import yaml  # type: ignore[import-untyped]
+from tqdm import tqdm
+
+from policies.planner_training import bc, dpo, rl
+from policies.planner_training.config import PlannerTrainConfig, to_mapping
+from policies.planner_training.data import encode, load_pairs, split
+from policies.planner_training.model import Policy, load_policy
+from policies.planner_training.rollouts import Arena, make_arena, success_by_kind
+from policies.skills.run_log import RunLog
+
+PLOTS = {
+    "bc": (
+        ("train/loss", "training loss"),
+        ("val/loss", "validation loss"),
+        ("val/exact_match", "val exact match"),
+    ),
+    "rl": (
+        ("rollout/success_rate", "rollout success"),
+        ("eval/success_rate", "evaluation success (greedy)"),
+        ("rollout/return", "return"),
+        ("train/kl", "KL to reference"),
+        ("train/entropy", "entropy"),
+        ("rollout/invalid_subgoal_rate", "invalid-subgoal rate"),
+    ),
+}
+PLOTS["dpo"] = (*PLOTS["rl"][:3], ("train/reward_accuracy", "DPO reward accuracy"))
+
+
+@dataclass
+class Outcome:
+    run_dir: Path
+    steps: int
+    wall_s: float
+    metrics: dict[str, float] = field(default_factory=dict)  # the last logged value of every metric
+    evaluation: dict[str, Any] = field(default_factory=dict)
+
+
+def evaluate(policy: Policy, arena: Arena, config: PlannerTrainConfig) -> dict[str, Any]:
+    """Greedy episodes from the held-out states: success overall and per kind."""
+    planner = rl.planner_for(policy, config, sample=False, seed=config.seed)
+    episodes = rl.play(arena, planner, arena.eval_states(config.eval_episodes), 1)
+    success = float(np.mean([e.success for e in episodes])) if episodes else 0.0
+    return {"success_rate": success, "episodes": len(episodes), "per_kind": success_by_kind(episodes)}
+
+
+class Checkpoint:
+    """Trainable weights, optimizer state and counters under checkpoints/last/."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.path = run_dir / "checkpoints" / "last" / "state.pt"
+
+    def save(self, policy: Policy, optimizer: torch.optim.Optimizer, counters: dict[str, Any]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        weights = policy.trainable_state()
+        partial = self.path.with_suffix(".partial")
+        torch.save({"weights": weights, "optimizer": optimizer.state_dict(), "counters": counters}, partial)
+        partial.replace(self.path)
+
+    def load(self, policy: Policy, optimizer: torch.optim.Optimizer) -> dict[str, Any] | None:
+        if not self.path.is_file():
+            return None
+        state = torch.load(self.path, weights_only=True)
+        policy.load_trainable_state(state["weights"])
+        optimizer.load_state_dict(state["optimizer"])
+        counters: dict[str, Any] = state["counters"]
+        return counters
+
+
+def _setup(
+    config: PlannerTrainConfig, run_dir: Path
+) -> tuple[Policy, torch.optim.Optimizer, RunLog, Checkpoint]:
+    run_dir.mkdir(parents=True, exist_ok=True)
+    saved = run_dir / "config.yaml"
+    if not saved.exists():
+        saved.write_text(yaml.safe_dump(to_mapping(config), sort_keys=False))
+    torch.manual_seed(config.seed)
+    random.seed(config.seed)
+    if config.threads:
+        torch.set_num_threads(config.threads)
+    policy = load_policy(config.model, config.adapter, config.lora)
+    optimizer = torch.optim.AdamW(policy.parameters(), lr=config.lr, weight_decay=0.0)
+    kind = "bc" if config.algo == "bc" else "dpo" if config.algo == "dpo" else "rl"
+    return policy, optimizer, RunLog(run_dir, PLOTS[kind], step_key="step"), Checkpoint(run_dir)
+
+
+def _last(log: RunLog) -> dict[str, float]:
+    merged: dict[str, float] = {}
+    for row in log.rows:
+        merged.update(row)
+    return merged
+
+
+def train_bc(config: PlannerTrainConfig, run_dir: Path, progress: bool = True) -> Outcome:
+    if not config.bc.demos:
+        raise ValueError(
+            "BC needs demonstrations: give --demos FILE.jsonl (`hgpo tabletop-demos`, "
+            "`hgpo alfworld demos`) or bc.demos in the config"
+        )
+    started = time.perf_counter()
+    pairs = load_pairs([Path(p) for p in config.bc.demos])
+    policy, optimizer, log, checkpoint = _setup(config, run_dir)
+    examples = [encode(policy.tokenizer, messages, answer) for messages, answer in pairs]
+    train, val = split(examples, config.bc.val_fraction, config.seed)
+    state = bc.BCState(**(checkpoint.load(policy, optimizer) or {}))
+    log.truncate(state.step)
+    batches_per_epoch = -(-len(train) // config.bc.batch_size)
+    bar = tqdm(
+        total=batches_per_epoch * config.bc.epochs,
+        initial=state.step,
+        unit="step",
+        desc="bc",
+        disable=not progress,
+    )
+    best: dict[str, torch.Tensor] = {}
+
+    def keep_best() -> None:
+        best.update(policy.trainable_state())
+        policy.save(run_dir / "adapter")
+
+    def save_checkpoint() -> None:
+        checkpoint.save(policy, optimizer, vars(state))
+        log.flush()
+
+    bc.train_bc(
+        policy,
+        train,
+        val,
+        config.bc,
+        optimizer,
+        state,
+        log=log.log,
+        on_best=keep_best,
+        on_checkpoint=save_checkpoint,
+        seed=config.seed,
+        time_budget_s=config.time_budget_s,
+        progress=bar.update,
+    )
+    bar.close()
+    if best:
+        policy.load_trainable_state(best)  # the adapter that was saved: best validation loss
+    else:
+        policy.save(run_dir / "adapter")
+    outcome = Outcome(run_dir, state.step, time.perf_counter() - started)
+    outcome.metrics = {"examples": float(len(examples)), "train": float(len(train)), "val": float(len(val))}
+    if config.eval_episodes:
+        arena = make_arena(config.domain, config.rollout)
+        try:
+            outcome.evaluation = evaluate(policy, arena, config)
+        finally:
+            arena.close()
+    return _finish(config, run_dir, log, outcome)
+
+
+def train_on_policy(config: PlannerTrainConfig, run_dir: Path, progress: bool = True) -> Outcome:
+    """Iterations of rollouts from the current policy, then an update: GRPO, GiGPO or HGPO advantages under
+    the clipped objective (config.rl.iterations), or DPO on the pairs mined from them (config.dpo.rounds)."""
+    started = time.perf_counter()
+    policy, optimizer, log, checkpoint = _setup(config, run_dir)
+    arena = make_arena(config.domain, config.rollout)
+    counters = checkpoint.load(policy, optimizer) or {"iteration": 0}
+    log.truncate(counters["iteration"])
+    states = arena.train_states()
+    settings = config.rl
+    iterations = settings.iterations if config.algo != "dpo" else config.dpo.rounds
+    per_iteration = settings.states_per_iteration if config.algo != "dpo" else config.dpo.states_per_round
+    group = settings.group_size if config.algo != "dpo" else config.dpo.group_size
+    bar = tqdm(
+        total=iterations, initial=counters["iteration"], unit="it", desc=config.algo, disable=not progress
+    )
+    try:
+        while counters["iteration"] < iterations:
+            iteration = counters["iteration"] + 1
+            rng = random.Random(config.seed * 100_003 + iteration)
+            chosen = rng.sample(states, min(per_iteration, len(states)))
+            tick = time.perf_counter()
+            planner = rl.planner_for(policy, config, sample=True, seed=config.seed * 100_003 + iteration)
+            episodes = rl.play(arena, planner, chosen, group)
+            seconds = time.perf_counter() - tick
+            metrics = rl.rollout_metrics(episodes, config.reward, policy.tokenizer, seconds)
+            if config.algo == "dpo":
+                pairs = dpo.mine_pairs(
+                    policy, episodes, config.dpo.max_pairs_per_state, config.seed + iteration
+                )
+                if pairs:
+                    metrics.update(
+                        dpo.train_dpo(policy, optimizer, pairs, config.dpo, config.max_grad_norm, iteration)
+                    )
+                else:
+                    metrics["train/pairs"] = 0.0
+            else:
+                batch = rl.make_batch(policy, episodes, config)
+                if batch.examples:
+                    metrics.update(
+                        rl.update(policy, optimizer, batch, settings, config.max_grad_norm, iteration)
+                    )
+            counters["iteration"] = iteration
+            if config.eval_every and iteration % config.eval_every == 0 and config.eval_episodes:
+                result = evaluate(policy, arena, config)
+                metrics["eval/success_rate"] = result["success_rate"]
+                metrics.update({f"eval/success/{k}": v for k, v in result["per_kind"].items()})
+            log.log(iteration, metrics)
+            bar.update(1)
+            bar.set_postfix(
+                success=f"{metrics['rollout/success_rate']:.2f}", ret=f"{metrics['rollout/return']:.2f}"
+            )
+            out_of_time = bool(config.time_budget_s) and time.perf_counter() - started > config.time_budget_s
+            if iteration % config.checkpoint_every == 0 or iteration == iterations or out_of_time:
+                checkpoint.save(policy, optimizer, counters)
+                policy.save(run_dir / "adapter")
+                log.flush()
+            if out_of_time:
+                break
+        bar.close()
+        outcome = Outcome(run_dir, counters["iteration"], time.perf_counter() - started)
+        if config.eval_episodes:
+            outcome.evaluation = evaluate(policy, arena, config)
+    finally:
+        arena.close()
+    return _finish(config, run_dir, log, outcome)
+
+
+def _finish(config: PlannerTrainConfig, run_dir: Path, log: RunLog, outcome: Outcome) -> Outcome:
+    log.close()
+    outcome.metrics = {**_last(log), **outcome.metrics}
+    summary = {
+        "algo": config.algo,
+        "domain": config.domain,
+        "steps": outcome.steps,
+        "wall_s": outcome.wall_s,
+        "adapter": str(run_dir / "adapter"),
+        "last_metrics": outcome.metrics,
+        "evaluation": outcome.evaluation,
+    }
+    (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    return outcome
+
+
+TRAINERS: dict[str, Callable[[PlannerTrainConfig, Path, bool], Outcome]] = {
+    "bc": train_bc,
+    "grpo": train_on_policy,
+    "gigpo": train_on_policy,
+    "hgpo": train_on_policy,
+    "dpo": train_on_policy,
+}
+
+
+def train(config: PlannerTrainConfig, run_dir: Path, progress: bool = True) -> Outcome:
+    return TRAINERS[config.algo](config, run_dir, progress)

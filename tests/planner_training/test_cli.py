@@ -1,0 +1,95 @@
+"""`hgpo train-planner`, `hgpo tabletop-demos` and `--adapter` in the evaluation commands, run in-process
+as users call them: outputs, run folders, and bad input that exits 2 saying what was wrong."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hgpo.cli import main as hgpo
+
+
+def test_tabletop_demos_writes_solved_episodes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "demos.jsonl"
+    assert hgpo(["tabletop-demos", "--out", str(out), "--tasks", "stack", "--seeds", "1"]) == 0
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["expert_subgoal"].split("(")[0] for r in records] == ["pick", "place"]
+    assert records[1]["history"][0][0] == records[0]["expert_subgoal"]
+    assert "wrote 2 records from 1/1" in capsys.readouterr().out
+
+
+def test_train_planner_bc_end_to_end(
+    tiny_planner_dir: Path, tabletop_demos: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = tmp_path / "bc"
+    args = ["train-planner", "--algo", "bc", "--model", str(tiny_planner_dir), "--demos", str(tabletop_demos)]
+    args += ["--epochs", "1", "--eval-episodes", "1", "--set", "rollout.tasks=[reach]", "--set", "lr=0.01"]
+    assert hgpo([*args, "--run-dir", str(run), "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "val/loss" in out and "held-out" in out and str(run / "adapter") in out
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["evaluation"]["episodes"] == 1 and set(summary["evaluation"]["per_kind"]) == {"reach"}
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--algo", "bc"], "BC needs demonstrations"),
+        (["--algo", "bc", "--demos", "EMPTY"], "holds no records"),
+        (["--algo", "bc", "--demos", "BROKEN"], "broken.jsonl:2: not a JSON object"),
+        (["--algo", "grpo", "--adapter", "NOADAPTER"], "has no adapter_config.json"),
+        (["--algo", "grpo", "--set", "rl.group_size=1"], "group_size must be >= 2"),
+        (["--algo", "hgpo", "--set", "rl.depth=3"], "unknown key(s) depth"),
+    ],
+)
+def test_bad_input_exits_2_saying_what_to_fix(
+    extra: list[str], message: str, tiny_planner_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "empty.jsonl").write_text("")
+    (tmp_path / "broken.jsonl").write_text('{"messages": [], "expert_subgoal": "done()"}\n{oops\n')
+    (tmp_path / "noadapter").mkdir()
+    names = {"EMPTY": "empty.jsonl", "BROKEN": "broken.jsonl", "NOADAPTER": "noadapter"}
+    extra = [str(tmp_path / names[a]) if a in names else a for a in extra]
+    run = ["--run-dir", str(tmp_path / "run"), "--no-progress", "--model", str(tiny_planner_dir)]
+    assert hgpo(["train-planner", *extra, *run]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_eval_planner_evaluates_an_adapter(
+    tiny_planner_dir: Path, tabletop_demos: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from policies.planner_training.config import LoraSettings
+    from policies.planner_training.model import load_policy
+
+    load_policy(str(tiny_planner_dir), "", LoraSettings()).save(tmp_path / "adapter")
+    run = tmp_path / "eval"
+    args = ["eval-planner", "--model", str(tiny_planner_dir), "--task", "reach", "--episodes", "1"]
+    args += ["--max-subgoals", "1", "--run-dir", str(run)]
+    assert hgpo([*args, "--adapter", str(tmp_path / "adapter")]) == 0
+    decision = json.loads((run / "decisions.jsonl").read_text().splitlines()[0])
+    assert decision["trace"]["model"].endswith(f"+lora:{tmp_path / 'adapter'}")
+    assert hgpo([*args, "--adapter", str(tmp_path / "missing")]) == 2
+    assert "has no adapter_config.json" in capsys.readouterr().err
+
+
+def test_alfworld_eval_evaluates_an_adapter(
+    tiny_planner_dir: Path, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    pytest.importorskip("alfworld", reason="ALFWorld tests need the venv built by `make setup`")
+    from policies.planner_training.config import LoraSettings
+    from policies.planner_training.model import load_policy
+    from tests.alfworld_games import generated_game_set
+
+    games = generated_game_set(tmp_path_factory)
+    load_policy(str(tiny_planner_dir), "", LoraSettings()).save(tmp_path / "adapter")
+    out = tmp_path / "eval.json"
+    args = ["alfworld", "eval", "--games", str(games), "--planner", "llm", "--model", str(tiny_planner_dir)]
+    args += ["--limit", "1", "--max-steps", "2", "--json", str(out)]
+    assert hgpo([*args, "--adapter", str(tmp_path / "adapter")]) == 0
+    record = json.loads(out.read_text())
+    assert record["llm"]["adapter"] == str(tmp_path / "adapter") and record["games"] == 1
+    assert hgpo([*args, "--adapter", str(tmp_path / "missing")]) == 2
+    assert "has no adapter_config.json" in capsys.readouterr().err

@@ -1,0 +1,119 @@
+"""Training examples: demonstrations rendered by the planner's own prompt code, prompt tokens masked,
+left padding that changes nothing, and clear errors for bad files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from policies.planner_training.config import LoraSettings
+from policies.planner_training.data import (
+    IGNORE,
+    DataError,
+    collate,
+    encode,
+    load_pairs,
+    read_jsonl,
+)
+from policies.planner_training.model import load_policy, token_logprobs
+from policies.planning import LLMConfig, LLMPlanner, PlanningContext, make_domain
+from policies.planning.backends.transformers_lm import TransformersModel, chat_prompt
+from sim.tabletop import TabletopWorld, make_task
+
+
+def test_demonstrations_are_the_prompts_the_planner_gives_its_model(
+    tabletop_demos: Path, tiny_planner_dir: Path
+) -> None:
+    record = read_jsonl(tabletop_demos)[0]
+    assert (record["task"], record["seed"]) == ("reach", 0)
+    world = TabletopWorld()
+    task = make_task("reach", 0)
+    world.reset(task)
+    config = LLMConfig(model=str(tiny_planner_dir))
+    planner = LLMPlanner(make_domain("tabletop"), TransformersModel(config), config)
+    planner.next_subgoal(PlanningContext(task.instruction, world.state(), (), task))
+    assert planner.last_trace is not None
+    tokenizer = planner.model.tokenizer  # type: ignore[attr-defined]
+    assert chat_prompt(tokenizer, record["messages"]) == planner.last_trace.attempts[0].prompt_text
+    assert record["expert_subgoal"] in record["admissible_subgoals"]
+
+
+def test_only_answer_tokens_are_labelled(tiny_planner_dir: Path) -> None:
+    policy = load_policy(str(tiny_planner_dir), "", LoraSettings())
+    messages = [{"role": "user", "content": "Instruction: move above the red block"}]
+    example = encode(policy.tokenizer, messages, "reach(red_block)")  # type: ignore[arg-type]
+    answer = policy.tokenizer.encode("reach(red_block)", add_special_tokens=False)
+    assert example.answer_ids == (*answer, policy.tokenizer.eos_token_id)
+    short = encode(policy.tokenizer, messages, "done()")  # type: ignore[arg-type]
+    batch = collate([example, short], policy.pad_id)
+    labels = batch["labels"]
+    assert labels.shape[1] == len(example.answer_ids)
+    assert labels[0].tolist() == list(example.answer_ids)
+    assert labels[1].tolist()[: len(example.answer_ids) - len(short.answer_ids)] == [IGNORE] * (
+        len(example.answer_ids) - len(short.answer_ids)
+    )
+    # every labelled token is an answer token: the prompt never enters the loss
+    ids = batch["input_ids"]
+    assert ids[0, -len(example.answer_ids) :].tolist() == list(example.answer_ids)
+    assert (labels != IGNORE).sum() == len(example.answer_ids) + len(short.answer_ids)
+
+
+def test_left_padding_leaves_log_probabilities_unchanged(tiny_planner_dir: Path) -> None:
+    policy = load_policy(str(tiny_planner_dir), "", LoraSettings())
+    policy.model.eval()
+    long_prompt = [{"role": "user", "content": "Scene: red_block on the table, left_plate. " * 6}]
+    examples = [
+        encode(policy.tokenizer, long_prompt, "pick(red_block)"),  # type: ignore[arg-type]
+        encode(policy.tokenizer, [{"role": "user", "content": "hi"}], "done()"),  # type: ignore[list-item]
+    ]
+    with torch.no_grad():
+        together, _, mask = token_logprobs(policy.model, collate(examples, policy.pad_id))
+        for row, example in enumerate(examples):
+            alone, _, _ = token_logprobs(policy.model, collate([example], policy.pad_id))
+            width = len(example.answer_ids)
+            torch.testing.assert_close(together[row, -width:], alone[0, -width:], atol=1e-5, rtol=1e-4)
+    assert mask.sum() == sum(len(e.answer_ids) for e in examples)
+
+
+def test_decision_logs_give_successful_decisions_only(tmp_path: Path) -> None:
+    messages = [{"role": "user", "content": "scene"}]
+    attempt = {"messages": messages, "prompt_text": "p", "output": "pick(red_block)", "valid": True}
+
+    def decision(subgoal: str | None, result: dict | None, stop: str = "") -> dict:
+        return {"subgoal": subgoal, "trace": {"attempts": [attempt]}, "result": result, "stop": stop}
+
+    log = tmp_path / "decisions.jsonl"
+    lines = [
+        decision("pick(red_block)", {"success": True, "message": ""}),
+        decision("pick(red_block)", {"success": False, "message": "dropped"}),
+        decision(None, None, "planner failed"),
+        decision("done()", None, "planner said done after 2 subgoals"),
+    ]
+    log.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    pairs = load_pairs([log])
+    assert [answer for _, answer in pairs] == ["pick(red_block)", "done()"]
+    assert pairs[0][0] == messages
+
+
+def test_bad_files_are_named_with_the_line(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n")
+    with pytest.raises(DataError, match="empty.jsonl holds no records"):
+        read_jsonl(empty)
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"messages": [], "expert_subgoal": "done()"}\n{"messages": [\n')
+    with pytest.raises(DataError, match=r"broken.jsonl:2: not a JSON object"):
+        read_jsonl(broken)
+    other = tmp_path / "other.jsonl"
+    other.write_text('{"observation": "x"}\n')
+    with pytest.raises(DataError, match=r"other.jsonl:1: neither a demonstration"):
+        load_pairs([other])
+    hollow = tmp_path / "hollow.jsonl"
+    hollow.write_text('{"messages": [], "expert_subgoal": "done()"}\n')
+    with pytest.raises(DataError, match=r"hollow.jsonl:1: `messages` must be a non-empty list"):
+        load_pairs([hollow])
+    with pytest.raises(DataError, match="no such file"):
+        read_jsonl(tmp_path / "missing.jsonl")
