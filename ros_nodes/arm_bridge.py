@@ -11,8 +11,8 @@ tells the planner and controller.
 
 from __future__ import annotations
 
-import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,9 +20,10 @@ from geometry_msgs.msg import TwistStamped
 from hgpo_msgs.msg import ObjectStateArray
 from hgpo_msgs.msg import SceneState as SceneStateMsg
 from hgpo_msgs.srv import ResetScene
-from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.client import Client
 from rclpy.node import Node
+from rclpy.task import Future
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool, Float64, Float64MultiArray
 from std_srvs.srv import Trigger
@@ -34,7 +35,6 @@ from ros_nodes.arm_parameters import arm_description, declare, max_joint_velocit
 from ros_nodes.conversions import pose_msg
 from ros_nodes.estop import ESTOP_STATE_TOPIC, ESTOP_TOPIC, RESET_ESTOP_SERVICE, latched_qos
 from ros_nodes.node_main import Parameters, run_node
-from ros_nodes.waiting import PeerTimeoutError, wait_for
 from sim.tabletop import TASKS, make_task
 
 
@@ -105,15 +105,11 @@ class ArmBridge(Node):
         self._width: float | None = None  # last gripper width sent
         self._halt: Halt | None = Halt.NO_COMMAND
         self._sent_linear = np.zeros(3)  # the end-effector velocity last commanded
-        self._fresh = threading.Condition()
-        self._kinematics_lock = threading.Lock()  # the reset service computes scenes on another thread
-        self._command_lock = threading.Lock()  # the gate and what was sent: one commanding callback at a time
 
-        # One group per source. In a single mutually exclusive group the 100 Hz tick, ready again whenever it
-        # ends on a loaded machine, wins the executor every time and starves the others: no joint state for
-        # seconds (the bridge holds still, then stops publishing scenes) and twists handled seconds late.
-        # Callbacks that command the arm serialise on `_command_lock` instead, which a waiting one gets next.
-        commands, readings, estop, ticks = (MutuallyExclusiveCallbackGroup() for _ in range(4))
+        # One thread spins every callback (run_node's single-threaded executor): rclpy's MultiThreadedExecutor
+        # busy-waits on entities whose group is running and burned a whole core here, so that twists queued up
+        # and reached the arm 0.4 s late (refused as stale) on a loaded machine. The reset, which waits on the
+        # world and on fresh readings, is a coroutine instead, so the readings keep coming meanwhile.
         if self.interface.message == "TwistStamped":
             self.command_pub = self.create_publisher(
                 TwistStamped, command_topic or self.interface.default_topic, 10
@@ -125,23 +121,23 @@ class ArmBridge(Node):
         self.gripper_pub = self.create_publisher(Float64, gripper_topic, 10)
         self.scene_pub = self.create_publisher(SceneStateMsg, "scene_state", 10)
         self.estop_state_pub = self.create_publisher(Bool, ESTOP_STATE_TOPIC, latched_qos())
-        self.create_subscription(TwistStamped, "cmd_twist", self._on_twist, 10, callback_group=commands)
-        self.create_subscription(Float64, "gripper_cmd", self._on_gripper, 10, callback_group=commands)
-        # Depth 1 for the arm's state: the latest joint state is the arm; older ones read late would be lag.
-        self.create_subscription(JointState, joint_states_topic, self._on_joints, 1, callback_group=readings)
-        self.create_subscription(
-            ObjectStateArray, perception_topic, self._on_objects, 10, callback_group=readings
+        # Depth 1 for commands and the arm's state: only the latest counts (ros2_control's realtime buffer);
+        # older ones read late would be lag, each refused as stale.
+        self.create_subscription(TwistStamped, "cmd_twist", self._on_twist, 1)
+        self.create_subscription(Float64, "gripper_cmd", self._on_gripper, 10)
+        self.create_subscription(JointState, joint_states_topic, self._on_joints, 1)
+        self.create_subscription(ObjectStateArray, perception_topic, self._on_objects, 10)
+        self.create_subscription(Bool, ESTOP_TOPIC, self._on_estop, latched_qos())
+        self.create_service(Trigger, RESET_ESTOP_SERVICE, self._on_reset_estop)
+        # Its own group: the default one is held while a coroutine callback is suspended, and the reset
+        # awaits the other callbacks (readings, the world's answer, its poll timer).
+        self.create_service(
+            ResetScene, "reset_scene", self._on_reset, callback_group=MutuallyExclusiveCallbackGroup()
         )
-        self.create_subscription(Bool, ESTOP_TOPIC, self._on_estop, latched_qos(), callback_group=estop)
-        self.create_service(Trigger, RESET_ESTOP_SERVICE, self._on_reset_estop, callback_group=estop)
-        reset_group = ReentrantCallbackGroup()
-        self.create_service(ResetScene, "reset_scene", self._on_reset, callback_group=reset_group)
         self.world_reset: Client[ResetScene.Request, ResetScene.Response] | None = (
-            self.create_client(ResetScene, self.world_reset_service, callback_group=reset_group)
-            if self.world_reset_service
-            else None
+            self.create_client(ResetScene, self.world_reset_service) if self.world_reset_service else None
         )
-        self.create_timer(1.0 / self.rate_hz, self._tick, callback_group=ticks)
+        self.create_timer(1.0 / self.rate_hz, self._tick)
         self.estop_state_pub.publish(Bool(data=False))
         self.get_logger().info(
             f"{self.interface.name} ({self.interface.description}) on "
@@ -151,8 +147,7 @@ class ArmBridge(Node):
 
     # --- inputs -------------------------------------------------------------------------------------------
     def _on_twist(self, msg: TwistStamped) -> None:
-        with self._command_lock:
-            self._offer_twist(msg)
+        self._offer_twist(msg)
 
     def _offer_twist(self, msg: TwistStamped) -> None:
         now = time.monotonic()
@@ -170,8 +165,7 @@ class ArmBridge(Node):
         self._command(now)  # at once, not at the next tick: the command's latency is the bridge's to keep low
 
     def _on_gripper(self, msg: Float64) -> None:
-        with self._command_lock:
-            self._send_gripper(msg.data)
+        self._send_gripper(msg.data)
 
     def _send_gripper(self, width: float) -> None:
         if self.gate.estop_latched:
@@ -197,10 +191,8 @@ class ArmBridge(Node):
             self._joint_error = str(err)
             return
         self._joint_error = None
-        with self._fresh:
-            stamp_ns = msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec
-            self._arm = ArmReading(q, fingers, time.monotonic(), stamp_ns)
-            self._fresh.notify_all()
+        stamp_ns = msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec
+        self._arm = ArmReading(q, fingers, time.monotonic(), stamp_ns)
 
     def _on_objects(self, msg: ObjectStateArray) -> None:
         if msg.header.frame_id not in ("", self.frame_id):
@@ -210,13 +202,10 @@ class ArmBridge(Node):
                 throttle_duration_sec=5.0,
             )
             return
-        with self._fresh:
-            self._objects = (msg, time.monotonic())
-            self._fresh.notify_all()
+        self._objects = (msg, time.monotonic())
 
     def _on_estop(self, msg: Bool) -> None:
-        with self._command_lock:
-            self._estop(bool(msg.data))
+        self._estop(bool(msg.data))
 
     def _estop(self, pressed: bool) -> None:
         if self.gate.estop(pressed):
@@ -228,9 +217,8 @@ class ArmBridge(Node):
             self.get_logger().warning(f"emergency stop released; still latched until {reset} is called")
 
     def _on_reset_estop(self, _request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
-        with self._command_lock:
-            response.success, response.message = self.gate.reset_estop()
-            self.estop_state_pub.publish(Bool(data=self.gate.estop_latched))
+        response.success, response.message = self.gate.reset_estop()
+        self.estop_state_pub.publish(Bool(data=self.gate.estop_latched))
         self.get_logger().warning(f"reset_estop: {response.message}")
         return response
 
@@ -240,9 +228,8 @@ class ArmBridge(Node):
         return arm if arm is not None and now - arm.received <= self.joint_state_timeout_s else None
 
     def _tick(self) -> None:
-        with self._command_lock:
-            now = time.monotonic()
-            self._command(now)
+        now = time.monotonic()
+        self._command(now)
         if self._fresh_arm(now) is not None:
             self.scene_pub.publish(self._scene(now))
 
@@ -251,8 +238,7 @@ class ArmBridge(Node):
         arm = self._fresh_arm(now)
         halt = self.gate.halt(now) if arm is not None else Halt.NO_COMMAND
         self._report(halt, arm is not None)
-        with self._kinematics_lock:
-            self._command_arm(now, arm, halt)
+        self._command_arm(now, arm, halt)
 
     def _command_arm(self, now: float, arm: ArmReading | None, halt: Halt | None) -> None:
         if arm is not None:
@@ -312,9 +298,8 @@ class ArmBridge(Node):
         assert arm is not None
         msg = SceneStateMsg()
         msg.header.stamp, msg.header.frame_id = self.get_clock().now().to_msg(), self.frame_id
-        with self._kinematics_lock:
-            self.kinematics.set_positions(arm.q, arm.fingers)
-            position, quaternion = self.kinematics.ee_pose()
+        self.kinematics.set_positions(arm.q, arm.fingers)
+        position, quaternion = self.kinematics.ee_pose()
         msg.ee_pose = pose_msg(position, quaternion)
         if arm.fingers is not None:
             msg.gripper_width = float(np.sum(arm.fingers))
@@ -331,18 +316,30 @@ class ArmBridge(Node):
         return msg
 
     # --- reset ----------------------------------------------------------------------------------------------
-    def _wait_fresh(self, since: float) -> bool:
-        """Wait for a joint state and (when the world has perception) objects that arrived after `since`."""
+    def _fresh_since(self, since: float) -> bool:
+        """A joint state and (when the world has perception) objects arrived after `since`."""
+        arm_ok = self._arm is not None and self._arm.received > since
+        return arm_ok and (self._objects is None or self._objects[1] > since)
 
-        def fresh() -> bool:
-            arm_ok = self._arm is not None and self._arm.received > since
-            objects_ok = self._objects is None or self._objects[1] > since
-            return arm_ok and objects_ok
+    async def _until(self, done: Callable[[], bool], timeout_s: float) -> bool:
+        """Whether `done()` held within `timeout_s`, polled on a timer: the one executor thread keeps
+        spinning the other callbacks meanwhile."""
+        deadline = time.monotonic() + timeout_s
+        finished: Future[bool] = Future()
 
-        with self._fresh:
-            return self._fresh.wait_for(fresh, timeout=self.reset_timeout_s)
+        def poll() -> None:
+            if not finished.done() and (done() or time.monotonic() >= deadline):
+                finished.set_result(done())
 
-    def _on_reset(self, request: ResetScene.Request, response: ResetScene.Response) -> ResetScene.Response:
+        timer = self.create_timer(0.02, poll)
+        try:
+            return bool(await finished)
+        finally:
+            self.destroy_timer(timer)
+
+    async def _on_reset(
+        self, request: ResetScene.Request, response: ResetScene.Response
+    ) -> ResetScene.Response:
         name = request.task or self.task
         response.task = name
         if name not in TASKS:
@@ -354,17 +351,22 @@ class ArmBridge(Node):
             return response
         started = time.monotonic()
         if self.world_reset is not None:
-            try:
-                if not self.world_reset.wait_for_service(timeout_sec=self.reset_timeout_s):
-                    raise PeerTimeoutError(f"service {self.world_reset.srv_name} not available")
-                world = wait_for(
-                    self.world_reset.call_async(request),
-                    self.reset_timeout_s,
-                    f"service {self.world_reset.srv_name}",
+            service = self.world_reset.srv_name
+            if not await self._until(self.world_reset.service_is_ready, self.reset_timeout_s):
+                response.message = (
+                    f"world reset failed: service {service} not available: is the fake arm running?"
                 )
-            except PeerTimeoutError as err:
-                response.message = f"world reset failed: {err}: is the fake arm running?"
                 return response
+            call = self.world_reset.call_async(request)
+            if not await self._until(call.done, self.reset_timeout_s):
+                call.cancel()
+                response.message = (
+                    f"world reset failed: service {service}: no answer within {self.reset_timeout_s:.1f} s: "
+                    "is the fake arm running?"
+                )
+                return response
+            world = call.result()
+            assert world is not None  # done and not cancelled
             if not world.success:
                 response.message = f"world reset refused: {world.message}"
                 return response
@@ -373,7 +375,7 @@ class ArmBridge(Node):
             response.message = (
                 "the real world is not reset: the task refers to the objects perception reports"
             )
-        if not self._wait_fresh(started):
+        if not await self._until(lambda: self._fresh_since(started), self.reset_timeout_s):
             response.message = (
                 f"no joint state on {self._joint_states_topic} (or objects on {self._perception_topic}) "
                 f"within {self.reset_timeout_s} s: is the arm's driver up? (else use_fake_hardware:=true)"
@@ -387,4 +389,4 @@ class ArmBridge(Node):
 
 
 def main() -> int:
-    return run_node(ArmBridge, multi_threaded=True)
+    return run_node(ArmBridge)
