@@ -147,9 +147,6 @@ class ArmBridge(Node):
 
     # --- inputs -------------------------------------------------------------------------------------------
     def _on_twist(self, msg: TwistStamped) -> None:
-        self._offer_twist(msg)
-
-    def _offer_twist(self, msg: TwistStamped) -> None:
         now = time.monotonic()
         stamp_ns = msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec
         age_s = max(0.0, (self.get_clock().now().nanoseconds - stamp_ns) * 1e-9) if stamp_ns else 0.0
