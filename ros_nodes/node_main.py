@@ -3,19 +3,22 @@ parameter declaration and outcome logging."""
 
 from __future__ import annotations
 
+import signal
 import sys
+import threading
 from collections.abc import Callable
 from typing import TypeVar
 
 import rclpy
 from rcl_interfaces.msg import ParameterDescriptor
-from rclpy._rclpy_pybind11 import RCLError
 from rclpy.exceptions import ParameterException
-from rclpy.executors import Executor, ExternalShutdownException, MultiThreadedExecutor, SingleThreadedExecutor
+from rclpy.executors import Executor, MultiThreadedExecutor, SingleThreadedExecutor
 from rclpy.impl.rcutils_logger import RcutilsLogger
 from rclpy.node import Node
+from rclpy.signals import SignalHandlerOptions
 
 Value = TypeVar("Value", bool, int, float, str)
+STOP_POLL_S = 0.1  # how soon an idle node notices Ctrl-C
 
 
 class Parameters:
@@ -46,13 +49,17 @@ class Parameters:
 def run_node(
     make_node: Callable[[], Node], multi_threaded: bool = False, args: list[str] | None = None
 ) -> int:
-    """Spin one node until shutdown; returns the process exit code.
+    """Spin one node until Ctrl-C or SIGTERM; returns the process exit code.
 
     A `ValueError` or `ParameterException` from the node's constructor is a configuration error (an
     unknown task, policy or planner name, a rate that is not positive, a parameter of the wrong type): it
     is reported in one line and the process exits with 2 instead of a traceback.
+
+    rclpy's own signal handler shuts the context down from another thread, while callbacks may still run
+    and while the executor destroys the guard condition that handler triggers; now and then that killed a
+    node with SIGSEGV on Ctrl-C. Here a signal only asks the spin loop to stop, and teardown runs in order.
     """
-    rclpy.init(args=sys.argv if args is None else args)
+    rclpy.init(args=sys.argv if args is None else args, signal_handler_options=SignalHandlerOptions.NO)
     try:
         node = make_node()
     except (ValueError, ParameterException) as err:
@@ -62,17 +69,22 @@ def run_node(
     except KeyboardInterrupt:  # stopped while starting up, e.g. because a peer failed and the launch ends
         rclpy.try_shutdown()
         return 0
+    stop = threading.Event()
+
+    def request_stop(_signum: int, _frame: object) -> None:
+        stop.set()
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # a second Ctrl-C breaks a stuck teardown
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, request_stop)
     executor: Executor = MultiThreadedExecutor(num_threads=4) if multi_threaded else SingleThreadedExecutor()
     try:
         executor.add_node(node)
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except RCLError:
-        if rclpy.ok():
-            raise
-        # A callback was mid-publish when Ctrl-C shut the context down: the shutdown, not a fault.
+        while not stop.is_set():
+            executor.spin_once(timeout_sec=STOP_POLL_S)
     finally:
+        if multi_threaded:
+            rclpy.try_shutdown()  # callbacks still running on the pool end as their waits and publishes fail
         executor.shutdown()
         node.destroy_node()
         rclpy.try_shutdown()

@@ -256,7 +256,7 @@ class Planner(Node):
                 log_outcome(self.get_logger(), record.success, text)
 
         def canceled() -> bool:
-            return goal_handle.is_cancel_requested
+            return goal_handle.is_cancel_requested or not self.context.ok()  # a client's cancel, or Ctrl-C
 
         seen: list[Any] = [None]  # the observation the planner planned from
 

@@ -32,6 +32,7 @@ def ros_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         ROS_DOMAIN_ID=domain,
         ROS_LOG_DIR=str(tmp_path_factory.mktemp("ros_log")),
         PYTHONUNBUFFERED="1",
+        PYTHONFAULTHANDLER="1",  # a node that crashes in native code shows where
         RCUTILS_COLORIZED_OUTPUT="0",
     )
     os.environ.update(ROS_DOMAIN_ID=domain, ROS_LOG_DIR=env["ROS_LOG_DIR"])

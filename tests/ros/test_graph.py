@@ -77,7 +77,7 @@ def test_run_task_over_dds(graph: Launched, test_node) -> None:
     assert result.success and result.subgoals_executed == 2
     top, base = make_task("stack", seed=1).goal[0].args
     done = [(f.subgoal, f.status) for f in call.feedback if f.status != "planned"]
-    assert done == [(f"pick({top})", "succeeded"), (f"place({top}, {base})", "succeeded")]
+    assert done == [(f"pick({top})", "succeeded"), (f"place({top}, {base})", "succeeded")], graph.output
     wait_until(lambda: len(planned) == 2, DISCOVERY_S, "two Subgoal messages")
     assert planned[0].skill == "pick" and list(planned[0].args) == [top] and len(planned[0].goal) == 3
 
@@ -237,3 +237,13 @@ def test_failed_task_exits_non_zero(launch) -> None:
     launched = launch("sim", "task:=juggle")
     assert launched.wait(timeout=TASK_TIMEOUT_S) != 0
     assert "unknown task 'juggle'" in launched.output
+
+
+def test_ctrl_c_mid_task_stops_every_node_cleanly(launch) -> None:
+    """Regression: the planner, blocked on the controller's result, outlived Ctrl-C until the launcher
+    killed it (10 s, exit 1)."""
+    launched = launch("sim", "planner:=expert", "task:=stack", "seed:=1")
+    wait_until(lambda: "[0]" in launched.output, TASK_TIMEOUT_S, "the first subgoal's result")
+    assert launched.stop(timeout=20) == 0, launched.output
+    assert "SIGKILL" not in launched.output
+    assert "'planner' exited with exit code 0" in launched.output
