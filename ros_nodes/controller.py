@@ -86,6 +86,7 @@ class Controller(Node):
         self._scene: tuple[SceneStateMsg, float] | None = None
         self._scene_cond = threading.Condition()
         self._active: ServerGoalHandle | None = None
+        self._stopping = threading.Event()  # Ctrl-C: a running subgoal stops the arm and ends
 
         self.twist_pub = self.create_publisher(TwistStamped, "cmd_twist", 10)
         self.gripper_pub = self.create_publisher(Float64, "gripper_cmd", 10)
@@ -163,6 +164,9 @@ class Controller(Node):
             success=success, message=message, final_distance=float(distance), steps=steps
         )
 
+    def stop_work(self) -> None:
+        self._stopping.set()
+
     def _execute(self, goal_handle: ServerGoalHandle) -> ExecuteSubgoal.Result:
         request = goal_handle.request.subgoal
         subgoal = subgoal_from_msg(request)
@@ -196,6 +200,9 @@ class Controller(Node):
             if self._active is not goal_handle or not goal_handle.is_active:
                 message = f"{subgoal} preempted by a newer subgoal"
                 return self._finish(goal_handle, Ending.PREEMPTED, message, distance, execution.steps)
+            if self._stopping.is_set():
+                message = f"{subgoal} stopped: the controller is shutting down"
+                return self._finish(goal_handle, Ending.FAILED, message, distance, execution.steps)
             if self.estop.latched:
                 message = f"{subgoal} stopped: emergency stop latched"
                 return self._finish(goal_handle, Ending.FAILED, message, distance, execution.steps)

@@ -7,7 +7,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Protocol, TypeVar, runtime_checkable
 
 import rclpy
 from rcl_interfaces.msg import ParameterDescriptor
@@ -19,6 +19,14 @@ from rclpy.signals import SignalHandlerOptions
 
 Value = TypeVar("Value", bool, int, float, str)
 STOP_POLL_S = 0.1  # how soon an idle node notices Ctrl-C
+
+
+@runtime_checkable
+class LongCallbacks(Protocol):
+    """A node whose callbacks run for long (an action's execute loop): told to wind them up on Ctrl-C."""
+
+    def stop_work(self) -> None:
+        """Make running callbacks end their goals now, with the node still able to report that."""
 
 
 class Parameters:
@@ -57,7 +65,8 @@ def run_node(
 
     rclpy's own signal handler shuts the context down from another thread, while callbacks may still run
     and while the executor destroys the guard condition that handler triggers; now and then that killed a
-    node with SIGSEGV on Ctrl-C. Here a signal only asks the spin loop to stop, and teardown runs in order.
+    node with SIGSEGV on Ctrl-C. Here a signal only asks the spin loop to stop, and teardown runs in order:
+    running goals are wound up (`LongCallbacks`) and reported, then the executor, node and context go.
     """
     rclpy.init(args=sys.argv if args is None else args, signal_handler_options=SignalHandlerOptions.NO)
     try:
@@ -83,9 +92,9 @@ def run_node(
         while not stop.is_set():
             executor.spin_once(timeout_sec=STOP_POLL_S)
     finally:
-        if multi_threaded:
-            rclpy.try_shutdown()  # callbacks still running on the pool end as their waits and publishes fail
-        executor.shutdown()
+        if isinstance(node, LongCallbacks):
+            node.stop_work()
+        executor.shutdown()  # for a multi-threaded executor: waits for the callbacks still running
         node.destroy_node()
         rclpy.try_shutdown()
     return 0

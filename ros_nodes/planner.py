@@ -89,6 +89,7 @@ class Planner(Node):
         self._requested = 0  # observations received when the last reset or subgoal was sent
         self._cond = threading.Condition()
         self._busy = threading.Lock()  # one task at a time
+        self._stopping = threading.Event()  # Ctrl-C: a running task ends at its next check
         self.create_subscription(
             self.world.msg_type,
             self.world.topic,
@@ -147,11 +148,13 @@ class Planner(Node):
             def current() -> bool:
                 return self._count > seen and self.world.accept(self._latest)
 
-            if not self._cond.wait_for(current, timeout=self.peer_timeout_s):
+            if not self._cond.wait_for(lambda: current() or self._stopping.is_set(), self.peer_timeout_s):
                 raise PeerTimeoutError(
                     f"no {self.world.msg_type.__name__} on {self.resolve_topic_name(self.world.topic)} "
                     f"for {self.peer_timeout_s} s: is {self.world.source} running?"
                 )
+            if self._stopping.is_set():
+                raise TaskCanceledError
             return self.world.observation(self._latest)
 
     def _reset(self, request: ResetScene.Request) -> ResetScene.Response:
@@ -162,6 +165,11 @@ class Planner(Node):
         self._mark_request()
         future = self.reset_client.call_async(request)
         return wait_for(future, self.peer_timeout_s, f"service {self.reset_client.srv_name}")
+
+    def stop_work(self) -> None:
+        self._stopping.set()
+        with self._cond:
+            self._cond.notify_all()  # a task waiting for an observation sees it too
 
     def _on_goal(self, _request: RunTask.Goal) -> GoalResponse:
         """One task at a time: two would preempt each other's subgoals on the one controller."""
@@ -256,7 +264,7 @@ class Planner(Node):
                 log_outcome(self.get_logger(), record.success, text)
 
         def canceled() -> bool:
-            return goal_handle.is_cancel_requested or not self.context.ok()  # a client's cancel, or Ctrl-C
+            return goal_handle.is_cancel_requested or self._stopping.is_set()
 
         seen: list[Any] = [None]  # the observation the planner planned from
 
@@ -287,9 +295,12 @@ class Planner(Node):
                 ended=self.world.ended,
             )
         except (PeerTimeoutError, TaskCanceledError, EmergencyStopError) as err:
-            was_canceled = isinstance(err, TaskCanceledError)
+            was_canceled = isinstance(err, TaskCanceledError) and goal_handle.is_cancel_requested
             goal_handle.canceled() if was_canceled else goal_handle.abort()
-            message = "task canceled" if was_canceled else str(err)
+            if isinstance(err, TaskCanceledError):
+                message = "task canceled" if was_canceled else "task stopped: the planner is shutting down"
+            else:
+                message = str(err)
             self.get_logger().error(message)
             return RunTask.Result(success=False, subgoals_executed=executed, message=message)
         goal_handle.succeed() if outcome.success else goal_handle.abort()

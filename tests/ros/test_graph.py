@@ -241,9 +241,10 @@ def test_failed_task_exits_non_zero(launch) -> None:
 
 def test_ctrl_c_mid_task_stops_every_node_cleanly(launch) -> None:
     """Regression: the planner, blocked on the controller's result, outlived Ctrl-C until the launcher
-    killed it (10 s, exit 1)."""
+    killed it (10 s, exit 1). Now the running goals end, reported, before the nodes go."""
     launched = launch("sim", "planner:=expert", "task:=stack", "seed:=1")
     wait_until(lambda: "[0]" in launched.output, TASK_TIMEOUT_S, "the first subgoal's result")
     assert launched.stop(timeout=20) == 0, launched.output
-    assert "SIGKILL" not in launched.output
+    assert "SIGKILL" not in launched.output and "Traceback" not in launched.output, launched.output
     assert "'planner' exited with exit code 0" in launched.output
+    assert "task stopped: the planner is shutting down" in launched.output
