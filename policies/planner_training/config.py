@@ -128,7 +128,9 @@ class PlannerTrainConfig:
     lr: float = 2e-4
     max_grad_norm: float = 1.0
     threads: int = 1
-    """torch CPU threads."""
+    """torch CPU threads, rollouts and updates. More than one only pays on cores no other process is
+    using: on a busy machine every op of the pool waits at its barrier for a descheduled thread, and
+    batch-1 decoding (hundreds of small ops per token) slowed ~6x with 2 threads on 2 busy cores."""
     history_k: int = 4
     """Subgoals of history in the prompt, as the planner's `llm.history_k`."""
     eval_every: int = 10

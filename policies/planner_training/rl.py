@@ -174,7 +174,8 @@ def update(
 def rollout_metrics(
     episodes: Sequence[Episode], weights: RewardWeights, tokenizer: Any, seconds: float
 ) -> dict[str, float]:
-    """Success, return, invalid and failed subgoals of the rollouts, and their throughput."""
+    """Success, return, invalid and failed subgoals of the rollouts, and their throughput (seconds per
+    decision in all and in the planner's model alone, to tell decoding from simulation)."""
     decisions = [d for e in episodes for d in e.decisions]
     outputs = sum(d.outputs for d in decisions)
     returns = [sum(s.reward for s in episode_steps(e, weights)) for e in episodes]
@@ -192,5 +193,7 @@ def rollout_metrics(
         / max(len(decisions), 1),
         "rollout/decisions": float(len(decisions)),
         "perf/episodes_per_s": len(episodes) / seconds,
+        "perf/decision_s": seconds / max(len(decisions), 1),  # wall time: the model's answer and the skill
+        "perf/decision_model_s": sum(d.latency_ms for d in decisions) / 1000 / max(len(decisions), 1),
         "perf/generated_tokens_per_s": generated / seconds,
     }

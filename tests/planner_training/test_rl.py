@@ -11,12 +11,15 @@ from pathlib import Path
 import pytest
 import torch
 
-from policies.planner_training.config import RewardWeights, from_mapping
+from policies.planner_training import rl
+from policies.planner_training.config import LoraSettings, RewardWeights, from_mapping
+from policies.planner_training.data import collate
 from policies.planner_training.dpo import dpo_loss
+from policies.planner_training.model import load_policy, token_logprobs
 from policies.planner_training.rl import pg_loss
-from policies.planner_training.rollouts import decision_reward
+from policies.planner_training.rollouts import decision_reward, make_arena
 from policies.planner_training.runner import train
-from policies.planning import Decision
+from policies.planning import Decision, LLMConfig, make_planner
 
 
 def test_clipped_token_level_objective_by_hand() -> None:
@@ -107,3 +110,67 @@ def test_rl_on_alfworld_games(
     row = json.loads((tmp_path / "run" / "metrics.jsonl").read_text().splitlines()[0])
     assert outcome.steps == 1 and row["rollout/decisions"] >= 2 and "train/kl" in row
     assert (tmp_path / "run" / "adapter" / "adapter_config.json").is_file()
+
+
+def test_rollouts_decode_as_the_evaluated_adapter_and_leave_the_policy_trainable(
+    tiny_planner_dir: Path, tmp_path: Path
+) -> None:
+    """RL from a saved adapter: rollouts decode from the policy in memory (LoRA unmerged, the trainable
+    copy beside the frozen reference, dropout configured) exactly what the planner decodes from that adapter
+    folder (`--adapter`: merged, eval mode) with the same seed, greedy and sampled; the update's starting
+    log-probabilities of the sampled answers are the served model's; the adapter comes out of the
+    rollouts unchanged and still trainable."""
+    start = load_policy(str(tiny_planner_dir), "", LoraSettings(r=4, alpha=8, dropout=0.3))
+    with torch.no_grad():  # a non-trivial adapter: LoRA's B starts at zero
+        for name, param in start.model.named_parameters():
+            if "lora_B" in name:
+                param.normal_(0.0, 0.5)
+    start.save(tmp_path / "start")
+    config = from_mapping(
+        {
+            "algo": "grpo",
+            "model": str(tiny_planner_dir),
+            "adapter": str(tmp_path / "start"),
+            "rollout": {"tasks": ["pick_place"], "max_subgoals": 3, "subgoal_timeout_s": 4.0},
+        }
+    )
+    policy = load_policy(config.model, config.adapter, config.lora)
+    before = policy.trainable_state()
+    arena = make_arena("tabletop", config.rollout)
+    states = ["pick_place:0", "pick_place:1"]
+    answers: dict[bool, list[list[str]]] = {}
+    for sample in (False, True):
+        rollout = rl.play(arena, rl.planner_for(policy, config, sample=sample, seed=7), states, 2)
+        llm = LLMConfig(
+            model=config.model,
+            adapter=config.adapter,
+            do_sample=sample,
+            temperature=config.rollout.temperature,
+            seed=7,
+            history_k=config.history_k,
+        )
+        served = make_planner("llm", llm)
+        evaluated = rl.play(arena, served, states, 2)
+        answers[sample] = [
+            [a.output for d in e.decisions if d.trace for a in d.trace.attempts] for e in rollout
+        ]
+        assert answers[sample] == [
+            [a.output for d in e.decisions if d.trace for a in d.trace.attempts] for e in evaluated
+        ]
+        assert sum(map(len, answers[sample])) >= 4
+    assert answers[True] != answers[False]  # the sampled rollouts did sample
+
+    batch = rl.make_batch(policy, rollout, config)
+    old, _ = rl.anchor_logprobs(policy, batch.examples)
+    tensors = collate(batch.examples, policy.pad_id)
+    with torch.no_grad():
+        served_logp, _, mask = token_logprobs(served.model.model, tensors)  # type: ignore[attr-defined]
+    torch.testing.assert_close(old, served_logp, atol=1e-4, rtol=1e-4)
+    assert bool(torch.isfinite(old[mask]).all())
+
+    after = policy.trainable_state()
+    assert after.keys() == before.keys() and all(torch.equal(after[k], before[k]) for k in before)
+    logp, _, mask = token_logprobs(policy.model, tensors)
+    (-(logp * mask).sum()).backward()
+    grads = [p.grad for p in policy.parameters()]
+    assert grads and all(g is not None and bool(g.abs().sum() > 0) for g in grads)
