@@ -295,12 +295,13 @@ class Planner(Node):
                 ended=self.world.ended,
             )
         except (PeerTimeoutError, TaskCanceledError, EmergencyStopError) as err:
-            was_canceled = isinstance(err, TaskCanceledError) and goal_handle.is_cancel_requested
-            goal_handle.canceled() if was_canceled else goal_handle.abort()
-            if isinstance(err, TaskCanceledError):
-                message = "task canceled" if was_canceled else "task stopped: the planner is shutting down"
-            else:
-                message = str(err)
+            if isinstance(err, TaskCanceledError) and goal_handle.is_cancel_requested:
+                goal_handle.canceled()
+                message = "task canceled"
+            else:  # a goal nobody canceled cannot end as canceled: a shutdown aborts it
+                goal_handle.abort()
+                stopped = isinstance(err, TaskCanceledError)
+                message = "task stopped: the planner is shutting down" if stopped else str(err)
             self.get_logger().error(message)
             return RunTask.Result(success=False, subgoals_executed=executed, message=message)
         goal_handle.succeed() if outcome.success else goal_handle.abort()

@@ -17,7 +17,7 @@ from policies.planner_training.data import collate
 from policies.planner_training.dpo import dpo_loss
 from policies.planner_training.model import load_policy, token_logprobs
 from policies.planner_training.rl import pg_loss
-from policies.planner_training.rollouts import decision_reward, make_arena
+from policies.planner_training.rollouts import Episode, decision_reward, make_arena
 from policies.planner_training.runner import train
 from policies.planning import Decision, LLMConfig, make_planner
 
@@ -112,6 +112,11 @@ def test_rl_on_alfworld_games(
     assert (tmp_path / "run" / "adapter" / "adapter_config.json").is_file()
 
 
+def model_outputs(episodes: list[Episode]) -> list[list[str]]:
+    """Every raw model answer of each episode, in order."""
+    return [[a.output for d in e.decisions if d.trace for a in d.trace.attempts] for e in episodes]
+
+
 def test_rollouts_decode_as_the_evaluated_adapter_and_leave_the_policy_trainable(
     tiny_planner_dir: Path, tmp_path: Path
 ) -> None:
@@ -151,12 +156,8 @@ def test_rollouts_decode_as_the_evaluated_adapter_and_leave_the_policy_trainable
         )
         served = make_planner("llm", llm)
         evaluated = rl.play(arena, served, states, 2)
-        answers[sample] = [
-            [a.output for d in e.decisions if d.trace for a in d.trace.attempts] for e in rollout
-        ]
-        assert answers[sample] == [
-            [a.output for d in e.decisions if d.trace for a in d.trace.attempts] for e in evaluated
-        ]
+        answers[sample] = model_outputs(rollout)
+        assert answers[sample] == model_outputs(evaluated)
         assert sum(map(len, answers[sample])) >= 4
     assert answers[True] != answers[False]  # the sampled rollouts did sample
 
