@@ -189,7 +189,11 @@ class Planner(Node):
         self.subgoal_pub.publish(msg)
         self._mark_request()
         handle = send_goal(
-            self.execute_client, ExecuteSubgoal.Goal(subgoal=msg), self.peer_timeout_s, self.world.executor
+            self.execute_client,
+            ExecuteSubgoal.Goal(subgoal=msg),
+            self.peer_timeout_s,
+            self.world.executor,
+            give_up=canceled,
         )
         if not handle.accepted:
             return StepRecord(subgoal, False, f"{self.world.executor} rejected {subgoal}")

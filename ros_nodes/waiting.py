@@ -15,6 +15,7 @@ from unique_identifier_msgs.msg import UUID
 
 T = TypeVar("T")
 SEND_ATTEMPTS = 3
+GIVE_UP_POLL_S = 0.05
 
 
 class PeerTimeoutError(RuntimeError):
@@ -44,6 +45,7 @@ def send_goal(
     timeout_s: float,
     what: str,
     feedback_callback: Callable[[Any], None] | None = None,
+    give_up: Callable[[], bool] = lambda: False,
 ) -> ClientGoalHandle:
     """Send an action goal and wait for the server's answer, resending when none comes.
 
@@ -51,6 +53,7 @@ def send_goal(
     not symmetric, and slow on a loaded machine). It then cannot send the acceptance and drops the goal
     unexecuted (rclpy's ActionServer logs "Failed to send goal response"). Every resend carries the same
     goal id, so a server that did take an earlier copy refuses the repeat instead of running it twice.
+    `give_up` is polled while waiting: a node shutting down stops waiting for a peer that may be gone.
     """
     goal_id = UUID(uuid=list(uuid.uuid4().bytes))
     answered = threading.Event()
@@ -60,7 +63,11 @@ def send_goal(
         future.add_done_callback(lambda _f: answered.set())
         futures.append(future)
         deadline = time.monotonic() + timeout_s
-        while answered.wait(max(0.0, deadline - time.monotonic())):
+        while (remaining := deadline - time.monotonic()) > 0:
+            if give_up():
+                raise PeerTimeoutError(f"{what}: stopped waiting for the goal's answer")
+            if not answered.wait(min(remaining, GIVE_UP_POLL_S)):
+                continue
             answered.clear()
             handles = [h for h in (f.result() for f in futures if f.done()) if h is not None]
             accepted = [h for h in handles if h.accepted]
