@@ -45,7 +45,7 @@ BACKENDS: Mapping[str, Backend] = {
         Backend(
             "robosuite",
             "sim.skill_env.robosuite_backend:make_robosuite_env",
-            ("pick_and_place", "stack", "bin_pick_place"),
+            ("reach", "pick_and_place", "stack", "bin_pick_place"),
             "robosuite's Panda under OSC on Lift, Stack and PickPlace, with the tabletop's observation",
         ),
         Backend(

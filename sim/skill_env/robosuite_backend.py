@@ -7,6 +7,7 @@ its output scaled so that the normalized action means what it means on the table
 the table top), so a policy trained on the `mujoco` backend runs here unchanged: that is the transfer test.
 
 Skills (the object the observation describes, and the goal):
+- reach (Lift): the grip point to a goal sampled as the tabletop's (in the air near where it starts);
 - pick_and_place (Lift): the cube to a goal sampled as the tabletop's (half in the air, half on the table);
 - stack (Stack): cubeA onto cubeB's top face;
 - bin_pick_place (PickPlace, one object): the can into its slot in the other bin.
@@ -37,17 +38,20 @@ from sim.skill_env.contract import (
 )
 from sim.skill_env.observation import GOAL_LAYOUT, OBSERVATION_LAYOUT, observe
 from sim.skill_env.randomization import EpisodeRandomization, RandomizationConfig, noisy_state, sample_episode
-from sim.skill_env.tabletop_skills import carry_goal
+from sim.skill_env.tabletop_skills import TABLETOP_SKILLS, carry_goal, reach_goal
 from sim.tabletop.state import ObjectState, SceneState
 from sim.tabletop.world import WorldConfig
 
 ROBOSUITE_TASKS: Mapping[str, str] = {
+    "reach": "Lift",
     "pick_and_place": "Lift",
     "stack": "Stack",
     "bin_pick_place": "PickPlace",
 }
 """Skill -> robosuite environment."""
 PANDA_ARM_JOINTS = 7
+DEFAULT_DISTANCE_THRESHOLD = 0.03
+"""Success radius of the skills the tabletop has no counterpart of (stack, bin_pick_place), m."""
 OSC_LAG_GAIN = 5.0
 """OSC_POSITION sets its goal a delta ahead of where the hand is, and the hand lags that goal: with the
 delta at max_speed * dt it moved at a fifth of max_speed (measured), so the delta is scaled up by this."""
@@ -58,7 +62,8 @@ class RobosuiteEnvConfig:
     """Options of the robosuite environments."""
 
     max_episode_steps: int = 75
-    distance_threshold: float = 0.03
+    distance_threshold: float | None = None
+    """Success radius (m); None: the tabletop skill's own (reach 2 cm), else 3 cm."""
     control_freq: int = 25
     """Hz; the OSC controller's output is scaled so that action 1 is the tabletop's max speed."""
 
@@ -124,7 +129,7 @@ class _Task:
 
     def _object(self) -> tuple[int, np.ndarray]:
         env = self.env
-        if self.skill == "pick_and_place":
+        if self.skill in ("reach", "pick_and_place"):
             return env.cube_body_id, 2 * np.array(env.cube.size)
         if self.skill == "stack":
             return env.cubeA_body_id, 2 * np.array(env.cubeA.size)
@@ -173,7 +178,9 @@ class _Task:
             self.env.sim.data.qpos[robot._ref_joint_pos_indexes] += joint_offset
             self.env.sim.forward()
         position = self.position()
-        if self.skill == "pick_and_place":
+        if self.skill == "reach":
+            self.goal = reach_goal(rng, self.state().ee_position)
+        elif self.skill == "pick_and_place":
             self.goal = carry_goal(rng, position[:2], float(position[2]), lambda _xy: True)
         elif self.skill == "stack":
             below = self._local(self.env.sim.data.body_xpos[self.env.cubeB_body_id])
@@ -235,7 +242,14 @@ class RobosuiteSkillEnv(GoalVecEnv):
         self.config = config or RobosuiteEnvConfig()
         self.skill, self.num_envs = skill, num_envs
         self.max_episode_steps = self.config.max_episode_steps
-        self.distance_threshold = self.config.distance_threshold
+        tabletop = TABLETOP_SKILLS.get(skill)
+        self.distance_threshold = (
+            self.config.distance_threshold
+            if self.config.distance_threshold is not None
+            else tabletop.distance_threshold
+            if tabletop
+            else DEFAULT_DISTANCE_THRESHOLD
+        )
         self.control_dt = 1.0 / self.config.control_freq
         self.randomization = randomization
         streams = np.random.SeedSequence(seed).spawn(num_envs)
@@ -317,7 +331,8 @@ class RobosuiteSkillEnv(GoalVecEnv):
         seen = state
         if config is not None and (config.observation_noise_m > 0 or config.gripper_noise_m > 0):
             seen = noisy_state(state, self._rngs[i], config.observation_noise_m, config.gripper_noise_m)
-        return observe(seen, "object"), state.object("object").position.astype(np.float32), task.goal
+        achieved = state.ee_position if task.skill == "reach" else state.object("object").position
+        return observe(seen, "object"), achieved.astype(np.float32), task.goal
 
 
 def _stack(rows: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> GoalObservation:

@@ -114,9 +114,14 @@ def _sample_reach(rng: np.random.Generator, ranges: LayoutRanges) -> Episode:
     layout = sample_layout(rng, ranges)
     obj = _choose_block(rng)
     start = _grip_start(rng, layout, obj)
+    return Episode(layout, obj, reach_goal(rng, start), start)
+
+
+def reach_goal(rng: np.random.Generator, grip_start: np.ndarray) -> np.ndarray:
+    """A reach goal: a point in the air near where the grip point starts, inside the workspace (other
+    backends sample their reach goals with this too)."""
     low, high = np.array([*GOAL_XY_LOW, REACH_GOAL_Z[0]]), np.array([*GOAL_XY_HIGH, REACH_GOAL_Z[1]])
-    goal = np.clip(start + rng.uniform(-REACH_GOAL_OFFSET, REACH_GOAL_OFFSET, 3), low, high)
-    return Episode(layout, obj, goal, start)
+    return np.clip(grip_start + rng.uniform(-REACH_GOAL_OFFSET, REACH_GOAL_OFFSET, 3), low, high)
 
 
 def _push_filter(obj: str, goal_xy: np.ndarray) -> BlockFilter:

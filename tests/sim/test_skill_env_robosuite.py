@@ -7,6 +7,7 @@ import pytest
 
 from sim.skill_env import OBSERVATION_LAYOUT, RandomizationConfig, make_skill_env
 from sim.skill_env.robosuite_backend import RobosuiteSkillEnv
+from sim.skill_env.tabletop_skills import REACH_GOAL_OFFSET, TABLETOP_SKILLS
 from sim.tabletop.experts import EXPERTS, ExpertConfig
 
 
@@ -46,3 +47,24 @@ def test_the_tabletop_expert_moves_robosuites_cube_the_same_way() -> None:
         state = env.states()[0]
         offset = state.object("object").position - state.ee_position
         assert np.hypot(*offset[:2]) < 0.03, offset
+
+
+def test_robosuite_reach_is_the_tabletops_reach_on_the_panda() -> None:
+    """The transfer target of a tabletop reach policy: the grip point is the achieved goal, the goal is
+    drawn near the start as on the tabletop, success is the tabletop's 2 cm, and the expert gets there."""
+    with make_skill_env("robosuite", "reach", 1, seed=3, max_episode_steps=100) as env:
+        assert env.distance_threshold == TABLETOP_SKILLS["reach"].distance_threshold
+        start = env.reset()
+        grip = start["achieved_goal"][0]
+        np.testing.assert_allclose(grip, env.states()[0].ee_position, atol=1e-6)
+        assert np.abs(start["desired_goal"][0] - grip).max() <= REACH_GOAL_OFFSET + 1e-6
+        goal = start["desired_goal"][0]
+        for _ in range(100):
+            step = env.step(
+                np.clip(EXPERTS["reach"](env.states()[0], goal, ExpertConfig(), "object"), -1, 1)[None]
+            )
+            if step.info["success"][0]:
+                break
+        assert step.info["success"][0], np.linalg.norm(
+            step.info["final_observation"]["achieved_goal"][0] - goal
+        )
