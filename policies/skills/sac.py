@@ -41,7 +41,8 @@ class SacConfig:
     clip_target: bool = True
     """Clip TD targets to [-1 / (1 - gamma), 0], the range of a return of rewards in [-1, 0] (as HER does)."""
     action_l2: float = 0.0
-    """Penalty on the squared pre-clipping action mean, keeping actions off the tanh saturation."""
+    """Weight of a penalty on the squared actions the actor samples (as OpenAI's HER uses on Fetch): it buys
+    gentle commands near the goal, where full-gain moves on noisy, late observations overshoot."""
     demo_batch_size: int = 0
     """Rows of each batch drawn from the demonstration buffer (0: no demonstrations)."""
     bc_weight: float = 1.0
