@@ -7,6 +7,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol, TypeVar, runtime_checkable
 
 import rclpy
@@ -94,10 +95,24 @@ def run_node(
     finally:
         if isinstance(node, LongCallbacks):
             node.stop_work()
-        executor.shutdown()  # for a multi-threaded executor: waits for the callbacks still running
+        _finish_handed_out_callbacks(executor)
+        executor.shutdown()
         node.destroy_node()
         rclpy.try_shutdown()
     return 0
+
+
+def _finish_handed_out_callbacks(executor: Executor) -> None:
+    """Wait for the callbacks a multi-threaded executor has handed to its threads.
+
+    rclpy 9's `MultiThreadedExecutor.shutdown` destroys its guard condition before it waits for its thread
+    pool, so a callback handed out just before Ctrl-C that starts after that fails on the guard ("The
+    following exception was never retrieved: cannot use Destroyable because destruction was requested",
+    on every Ctrl-C of the planner). The pool is not public API, hence the lookup; the pin keeps it there.
+    """
+    pool = getattr(executor, "_executor", None)
+    if isinstance(pool, ThreadPoolExecutor):
+        pool.shutdown(wait=True)
 
 
 def log_outcome(logger: RcutilsLogger, ok: bool, message: str) -> None:

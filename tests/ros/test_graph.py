@@ -246,5 +246,7 @@ def test_ctrl_c_mid_task_stops_every_node_cleanly(launch) -> None:
     wait_until(lambda: "[0]" in launched.output, TASK_TIMEOUT_S, "the first subgoal's result")
     assert launched.stop(timeout=20) == 0, launched.output
     assert "SIGKILL" not in launched.output and "Traceback" not in launched.output, launched.output
+    # rclpy's executor shutdown raced the callbacks it had handed out (node_main._finish_handed_out_callbacks)
+    assert "never retrieved" not in launched.output, launched.output
     assert "'planner' exited with exit code 0" in launched.output
     assert "task stopped: the planner is shutting down" in launched.output
