@@ -249,4 +249,7 @@ def test_ctrl_c_mid_task_stops_every_node_cleanly(launch) -> None:
     # rclpy's executor shutdown raced the callbacks it had handed out (node_main._finish_handed_out_callbacks)
     assert "never retrieved" not in launched.output, launched.output
     assert "'planner' exited with exit code 0" in launched.output
-    assert "task stopped: the planner is shutting down" in launched.output
+    # run_task cancels its goal on Ctrl-C while the planner stops its work: whichever comes first ends the
+    # task, and the planner reports either ending
+    endings = ("task stopped: the planner is shutting down", "task canceled")
+    assert any(f"[hgpo.planner]: {ending}" in launched.output for ending in endings), launched.output
