@@ -243,13 +243,9 @@ class RobosuiteSkillEnv(GoalVecEnv):
         self.skill, self.num_envs = skill, num_envs
         self.max_episode_steps = self.config.max_episode_steps
         tabletop = TABLETOP_SKILLS.get(skill)
-        self.distance_threshold = (
-            self.config.distance_threshold
-            if self.config.distance_threshold is not None
-            else tabletop.distance_threshold
-            if tabletop
-            else DEFAULT_DISTANCE_THRESHOLD
-        )
+        default = tabletop.distance_threshold if tabletop else DEFAULT_DISTANCE_THRESHOLD
+        configured = self.config.distance_threshold
+        self.distance_threshold = default if configured is None else configured
         self.control_dt = 1.0 / self.config.control_freq
         self.randomization = randomization
         streams = np.random.SeedSequence(seed).spawn(num_envs)
