@@ -6,17 +6,36 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hgpo.bench.report import table
 from policies.skills.config import CONFIG_DIR, TrainConfig, load_config, with_overrides
-from policies.skills.ppo_runner import PpoRunner
 from policies.skills.runner import OffPolicyRunner
+
+if TYPE_CHECKING:
+    from policies.skills.ppo_runner import PpoRunner
 
 
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
-    names = ("backend", "seed", "env_steps", "time_budget_s", "num_envs", "randomize", "eval_episodes")
+    names = (
+        "backend",
+        "seed",
+        "env_steps",
+        "time_budget_s",
+        "num_envs",
+        "randomize",
+        "eval_episodes",
+        "device",
+    )
     return {name: getattr(args, name) for name in names if getattr(args, name) is not None}
+
+
+def _runner(config: TrainConfig, run_dir: Path, progress: bool) -> OffPolicyRunner | PpoRunner:
+    if config.algorithm == "ppo":
+        from policies.skills.ppo_runner import PpoRunner  # rsl-rl-lib: needed by PPO runs only
+
+        return PpoRunner(config, run_dir, progress)
+    return OffPolicyRunner(config, run_dir, progress)
 
 
 def main(argv: list[str]) -> int:
@@ -40,6 +59,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--time-budget-s", type=float, help="stop after this much wall-clock time")
     parser.add_argument("--num-envs", type=int)
     parser.add_argument("--eval-episodes", type=int)
+    parser.add_argument("--device", help="where SAC trains: cpu or cuda (a GPU box); envs stay on the CPU")
     parser.add_argument(
         "--randomize",
         action=argparse.BooleanOptionalAction,
@@ -70,8 +90,12 @@ def main(argv: list[str]) -> int:
 
     rows = []
     for config, run_dir in jobs:
-        runner_class = PpoRunner if config.algorithm == "ppo" else OffPolicyRunner
-        summary = runner_class(config, run_dir, progress=not args.no_progress).learn()
+        try:
+            runner = _runner(config, run_dir, progress=not args.no_progress)
+        except ValueError as err:
+            print(f"hgpo train-skills: {err}", file=sys.stderr)
+            return 2
+        summary = runner.learn()
         final = summary.final
         rows.append(
             [

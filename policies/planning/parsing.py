@@ -76,7 +76,6 @@ class Validation:
     error: str = ""
 
 
-
 def validate_output(
     text: str, valid: Sequence[Subgoal], explain: Callable[[Subgoal], str], finish_allowed: bool = True
 ) -> Validation:

@@ -72,6 +72,9 @@ class TrainConfig:
     """Env transitions between checkpoints (one is always written at the end)."""
     torch_threads: int = 1
     """torch intra-op threads; small MLPs run fastest on one core."""
+    device: str = "cpu"
+    """Where SAC's networks train: cpu, or cuda on a GPU box (many envs, big batches). Envs and replay
+    stay on the CPU either way. PPO runs on the CPU."""
     sac: SacConfig = field(default_factory=SacConfig)
     ppo: PpoConfig = field(default_factory=PpoConfig)
     demos: DemoConfig = field(default_factory=DemoConfig)
@@ -83,6 +86,10 @@ class TrainConfig:
             raise ValueError("num_envs, env_steps and eval_episodes must be >= 1")
         if self.updates_per_step < 0:
             raise ValueError(f"updates_per_step must be >= 0, got {self.updates_per_step}")
+        if self.device.split(":")[0] not in ("cpu", "cuda"):
+            raise ValueError(f"device must be cpu or cuda[:N], got {self.device!r}")
+        if self.algorithm == "ppo" and self.device != "cpu":
+            raise ValueError(f"algorithm ppo trains on the CPU; got device {self.device!r}")
 
 
 def build_dataclass(cls: type, data: Any, where: str) -> Any:

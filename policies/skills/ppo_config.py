@@ -9,7 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from policies.skills.rsl_rl_env import REWARDS
+REWARDS = ("dense", "sparse")
+"""dense: minus the distance (metres) between achieved and desired goal after each step; sparse: the
+contract's -1/0 reward. PPO has no hindsight relabelling, so it learns from the dense one."""
 
 ACTOR_GROUPS = ["observation", "desired_goal"]
 """The policy's input, in this order: our ONNX contract's `obs` then `goal`."""

@@ -16,11 +16,8 @@ import torch
 from rsl_rl.env import VecEnv
 from tensordict import TensorDict
 
+from policies.skills.ppo_config import REWARDS
 from sim.skill_env.contract import OBSERVATION_KEYS, GoalObservation, GoalVecEnv, goal_distance
-
-REWARDS = ("dense", "sparse")
-"""dense: minus the distance (metres) between achieved and desired goal after each step; sparse: the
-contract's -1/0 reward. PPO has no hindsight relabelling, so it learns from the dense one."""
 
 
 @dataclass

@@ -105,6 +105,11 @@ class OffPolicyRunner:
         self.config = config
         self.run_dir = Path(run_dir)
         self.progress = progress
+        if config.device.startswith("cuda") and not torch.cuda.is_available():
+            raise ValueError(
+                f"device {config.device!r}, but this torch {torch.__version__} sees no CUDA GPU "
+                "(the pinned wheel is the CPU build); train with --device cpu or on a GPU box"
+            )
         torch.set_num_threads(config.torch_threads)
         torch.manual_seed(config.seed)
         self.env = make_env(config, config.num_envs, config.seed)
@@ -113,7 +118,7 @@ class OffPolicyRunner:
         actor_config = ActorConfig(
             obs_dim=env.obs_dim, goal_dim=env.goal_dim, action_dim=env.action_dim, hidden=config.sac.hidden
         )
-        self.agent = SAC(actor_config, config.sac)
+        self.agent = SAC(actor_config, config.sac, config.device)
         self.buffer = make_replay(env, config, config.buffer_size, config.seed)
         self.demos: HerReplayBuffer | None = None
         if config.sac.demo_batch_size:
@@ -132,8 +137,7 @@ class OffPolicyRunner:
 
     def policy(self, obs: np.ndarray, goal: np.ndarray) -> np.ndarray:
         """The deterministic actor on numpy batches (what evaluation and deployment run)."""
-        with torch.no_grad():
-            return self.agent.actor(torch.from_numpy(obs), torch.from_numpy(goal)).numpy()
+        return self.agent.act(torch.from_numpy(obs), torch.from_numpy(goal), deterministic=True).numpy()
 
     def learn(self) -> RunSummary:
         config, env, agent = self.config, self.env, self.agent

@@ -60,36 +60,41 @@ class SacConfig:
 class UpdateStats:
     """Means over the gradient steps since the last `pop`, for logging."""
 
-    sums: dict[str, float] = field(default_factory=dict)
+    sums: dict[str, torch.Tensor] = field(default_factory=dict)
     count: int = 0
 
     def add(self, values: dict[str, torch.Tensor]) -> None:
+        # Kept as tensors: a float() per value would wait for the GPU after every gradient step.
         for name, value in values.items():
-            self.sums[name] = self.sums.get(name, 0.0) + float(value)
+            self.sums[name] = self.sums[name] + value if name in self.sums else value.clone()
         self.count += 1
 
     def pop(self) -> dict[str, float]:
-        means = {name: total / max(self.count, 1) for name, total in self.sums.items()}
+        means = {name: float(total) / max(self.count, 1) for name, total in self.sums.items()}
         self.sums, self.count = {}, 0
         return means
 
 
-def _tensors(batch: Batch) -> tuple[torch.Tensor, ...]:
+def _tensors(batch: Batch, device: torch.device) -> tuple[torch.Tensor, ...]:
     return tuple(
-        torch.from_numpy(x)
+        torch.from_numpy(x).to(device, non_blocking=True)
         for x in (batch.obs, batch.goal, batch.action, batch.reward, batch.next_obs, batch.terminated)
     )
 
 
 class SAC:
-    """Actor, twin critics with targets, entropy temperature, and their optimizers."""
+    """Actor, twin critics with targets, entropy temperature, and their optimizers, all on one device.
 
-    def __init__(self, actor_config: ActorConfig, config: SacConfig) -> None:
+    `act`, `observe` and `update` take CPU tensors or batches and move them there themselves.
+    """
+
+    def __init__(self, actor_config: ActorConfig, config: SacConfig, device: str = "cpu") -> None:
         self.config = config
-        self.actor = GoalConditionedActor(actor_config)
-        self.critic = GoalConditionedCritic(actor_config)
+        self.device = torch.device(device)
+        self.actor = GoalConditionedActor(actor_config).to(self.device)
+        self.critic = GoalConditionedCritic(actor_config).to(self.device)
         self.critic_target = copy.deepcopy(self.critic).requires_grad_(False)
-        self.log_alpha = torch.tensor(math.log(config.init_alpha), requires_grad=True)
+        self.log_alpha = torch.tensor(math.log(config.init_alpha), device=self.device, requires_grad=True)
         self.target_entropy = (
             -float(actor_config.action_dim) if config.target_entropy is None else config.target_entropy
         )
@@ -105,22 +110,22 @@ class SAC:
 
     @torch.no_grad()
     def act(self, obs: torch.Tensor, goal: torch.Tensor, deterministic: bool = False) -> torch.Tensor:
-        """Actions (B, action_dim) in [-1, 1]: sampled while training, tanh(mean) when deterministic."""
-        if deterministic:
-            return self.actor(obs, goal)
-        return self.actor.sample(obs, goal)[0]
+        """CPU actions (B, action_dim) in [-1, 1]: sampled while training, tanh(mean) if deterministic."""
+        obs, goal = obs.to(self.device), goal.to(self.device)
+        action = self.actor(obs, goal) if deterministic else self.actor.sample(obs, goal)[0]
+        return action.cpu()
 
     def observe(self, obs: torch.Tensor, goal: torch.Tensor, achieved: torch.Tensor) -> None:
         """Fold collected observations into the normalizers; goals from both desired and achieved ones."""
-        self.actor.obs_normalizer.update(obs)
-        self.actor.goal_normalizer.update(torch.cat([goal, achieved]))
+        self.actor.obs_normalizer.update(obs.to(self.device))
+        self.actor.goal_normalizer.update(torch.cat([goal, achieved]).to(self.device))
 
     def update(self, batch: Batch, demo: Batch | None = None) -> None:
         """One gradient step of critics, actor and temperature; `demo` rows get the Q-filtered BC term."""
-        obs, goal, action, reward, next_obs, terminated = _tensors(batch)
+        obs, goal, action, reward, next_obs, terminated = _tensors(batch, self.device)
         n_demo = 0
         if demo is not None:
-            parts = _tensors(demo)
+            parts = _tensors(demo, self.device)
             n_demo = parts[0].shape[0]
             ours = (obs, goal, action, reward, next_obs, terminated)
             obs, goal, action, reward, next_obs, terminated = (

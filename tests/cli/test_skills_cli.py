@@ -55,3 +55,9 @@ def test_train_rejects_an_unknown_config_with_the_known_ones() -> None:
     result = hgpo("train-skills", "no_such_skill")
     assert result.returncode == 2
     assert "no training config" in result.stderr and "reach" in result.stderr
+
+
+def test_train_rejects_an_unknown_device_without_a_traceback() -> None:
+    result = hgpo("train-skills", "reach", "--device", "tpu")
+    assert result.returncode == 2
+    assert "device must be cpu or cuda" in result.stderr and "Traceback" not in result.stderr

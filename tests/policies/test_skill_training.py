@@ -123,3 +123,16 @@ def test_configs_reject_unknown_keys_and_the_shipped_ones_load() -> None:
     for name in ("reach", "pick_and_place"):
         assert load_config(name).skill == name
     assert np.isclose(load_config("pick_and_place").sac.bc_weight, 1.0)
+
+
+def test_a_device_without_cuda_is_refused_before_the_run_folder_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with pytest.raises(ValueError, match="device must be cpu or cuda"):
+        config_from_dict({**TINY, "device": "tpu"})
+    with pytest.raises(ValueError, match="ppo trains on the CPU"):
+        config_from_dict({**TINY, "algorithm": "ppo", "device": "cuda"})
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(ValueError, match="sees no CUDA GPU.*--device cpu"):
+        OffPolicyRunner(config_from_dict({**TINY, "device": "cuda"}), tmp_path / "run", progress=False)
+    assert not (tmp_path / "run").exists()
