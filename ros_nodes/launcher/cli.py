@@ -68,8 +68,10 @@ def resolve_launch_file(target: str) -> Path:
     for path in tried:
         if path.is_file():
             return path
-    raise LaunchError(f"no launch file named '{target}': tried {', '.join(map(str, tried))}; "
-                      "give the name of a file in launch/ (e.g. sim) or a path to a FILE.launch.xml")
+    raise LaunchError(
+        f"no launch file named '{target}': tried {', '.join(map(str, tried))}; "
+        "give the name of a file in launch/ (e.g. sim) or a path to a FILE.launch.xml"
+    )
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -80,15 +82,29 @@ def _parser() -> argparse.ArgumentParser:
         "<push-ros-namespace>, <node> with <param> and <remap>, if/unless, $(var), $(env), "
         "$(find-pkg-share).",
     )
-    parser.add_argument("target", help="NAME, e.g. sim (launch/NAME.launch.xml of package hgpo), "
-                        "or a path to a FILE.launch.xml")
+    parser.add_argument(
+        "target",
+        help="NAME, e.g. sim (launch/NAME.launch.xml of package hgpo), or a path to a FILE.launch.xml",
+    )
     parser.add_argument("args", nargs="*", metavar="name:=value", help="launch arguments the file declares")
-    parser.add_argument("-s", "--show-args", action="store_true",
-                        help="list the file's arguments and defaults, then exit (ros2 launch -s)")
-    parser.add_argument("--print", action="store_true",
-                        help="print the resolved command of each node and exit without starting anything")
-    parser.add_argument("--grace", type=float, default=GRACE_S, metavar="SECONDS",
-                        help="on shutdown, wait this long after SIGINT before SIGTERM, then before SIGKILL")
+    parser.add_argument(
+        "-s",
+        "--show-args",
+        action="store_true",
+        help="list the file's arguments and defaults, then exit (ros2 launch -s)",
+    )
+    parser.add_argument(
+        "--print",
+        action="store_true",
+        help="print the resolved command of each node and exit without starting anything",
+    )
+    parser.add_argument(
+        "--grace",
+        type=float,
+        default=GRACE_S,
+        metavar="SECONDS",
+        help="on shutdown, wait this long after SIGINT before SIGTERM, then before SIGKILL",
+    )
     return parser
 
 

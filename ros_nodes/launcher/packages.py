@@ -39,8 +39,9 @@ def package_executable(package: str, executable: str) -> Path:
     if path.is_file():
         if os.access(path, os.X_OK):
             return path
-        raise LaunchError(f"{path} (executable '{executable}' of package '{package}') is not executable; "
-                          f"{_SETUP_HINT}")
+        raise LaunchError(
+            f"{path} (executable '{executable}' of package '{package}') is not executable; {_SETUP_HINT}"
+        )
     found = sorted(p.name for p in libexec.iterdir()) if libexec.is_dir() else []
     listing = f"executables there: {', '.join(found)}" if found else "that folder has no executables"
     raise LaunchError(

@@ -50,8 +50,9 @@ def parse_launch_file(
     declared = _declared_args(root)
     unknown = sorted(set(given) - set(declared))
     if unknown:
-        raise LaunchError(f"{path}: unknown launch argument(s) {', '.join(unknown)}; it declares:\n"
-                          f"{_usage(declared)}")
+        raise LaunchError(
+            f"{path}: unknown launch argument(s) {', '.join(unknown)}; it declares:\n{_usage(declared)}"
+        )
     run = _Run(os.environ if environ is None else environ)
     run.actions(root.children, _Scope(given))
     return run.nodes
@@ -137,8 +138,11 @@ _SCHEMAS: dict[str, _Schema] = {
     "group": _Schema(optional=_CONDITIONS, children=_ACTIONS),
     "push-ros-namespace": _Schema(("namespace",), _CONDITIONS),
     "node": _Schema(
-        ("pkg", "exec"), ("name", "namespace", "output", "on_exit", *_CONDITIONS),
-        literal=("on_exit",), children=("param", "remap"), check=_check_node,
+        ("pkg", "exec"),
+        ("name", "namespace", "output", "on_exit", *_CONDITIONS),
+        literal=("on_exit",),
+        children=("param", "remap"),
+        check=_check_node,
     ),
     "param": _Schema(optional=("name", "value", "from"), check=_check_param),
     "remap": _Schema(("from", "to")),
@@ -151,8 +155,11 @@ def _check(element: _Element) -> None:
     allowed = schema.required + schema.optional
     for attr in element.attrs:
         if attr not in allowed:
-            hint = " (ros2 launch rejects it here too; put the condition on the <node> or a <group>)" \
-                if attr in _CONDITIONS else ""
+            hint = (
+                " (ros2 launch rejects it here too; put the condition on the <node> or a <group>)"
+                if attr in _CONDITIONS
+                else ""
+            )
             supported = ", ".join(allowed) or "none"
             raise element.fail(f"attribute '{attr}' is not supported{hint}; supported: {supported}")
     for attr in schema.required:
@@ -162,8 +169,11 @@ def _check(element: _Element) -> None:
         raise element.fail("use either if or unless, not both")
     for child in element.children:
         if child.tag not in schema.children:
-            inside = f"supported inside <{element.tag}>: {', '.join(schema.children)}" if schema.children \
+            inside = (
+                f"supported inside <{element.tag}>: {', '.join(schema.children)}"
+                if schema.children
                 else f"<{element.tag}> takes no child elements"
+            )
             raise child.fail(f"element not supported by hgpo launch here; {inside}")
     if schema.check is not None:
         schema.check(element)
@@ -190,8 +200,10 @@ def _declared_args(element: _Element) -> dict[str, _Element]:
 
 def _usage(declared: dict[str, _Element]) -> str:
     """One line per argument: name:=default (or <required>) and its description, in columns."""
-    usages = {f"{name}:={arg.attrs.get('default', '<required>')}": arg.attrs.get("description", "")
-              for name, arg in declared.items()}
+    usages = {
+        f"{name}:={arg.attrs.get('default', '<required>')}": arg.attrs.get("description", "")
+        for name, arg in declared.items()
+    }
     width = max(map(len, usages), default=0)
     return "\n".join(f"  {usage:<{width}}  {about}".rstrip() for usage, about in usages.items()) or "  (none)"
 
@@ -229,8 +241,11 @@ class _Run:
         self.environ = environ
         self.nodes: list[NodeSpec] = []
         self._handlers: dict[str, Callable[[_Element, _Scope], None]] = {
-            "arg": self._arg, "let": self._let, "group": self._group,
-            "push-ros-namespace": self._push_namespace, "node": self._node,
+            "arg": self._arg,
+            "let": self._let,
+            "group": self._group,
+            "push-ros-namespace": self._push_namespace,
+            "node": self._node,
         }
 
     def actions(self, elements: list[_Element], scope: _Scope) -> None:
@@ -262,8 +277,9 @@ class _Run:
             return
         if "default" not in element.templates:
             about = f" ({element.attrs['description']})" if "description" in element.attrs else ""
-            raise element.fail(f"launch argument '{name}'{about} has no default and was not given; "
-                               f"pass {name}:=VALUE")
+            raise element.fail(
+                f"launch argument '{name}'{about} has no default and was not given; pass {name}:=VALUE"
+            )
         scope.configs[name] = self._value(element, "default", scope)
 
     def _let(self, element: _Element, scope: _Scope) -> None:
@@ -279,8 +295,10 @@ class _Run:
     def _namespace(element: _Element, base: str | None, namespace: str | None) -> str | None:
         joined = _join_namespace(base, namespace)
         if joined is not None and not _NAMESPACE.fullmatch(joined):
-            raise element.fail(f"namespace {joined!r} is not a valid ROS namespace "
-                               "(tokens of letters, digits and '_' that do not start with a digit)")
+            raise element.fail(
+                f"namespace {joined!r} is not a valid ROS namespace "
+                "(tokens of letters, digits and '_' that do not start with a digit)"
+            )
         return joined
 
     def _node(self, element: _Element, scope: _Scope) -> None:
@@ -288,8 +306,9 @@ class _Run:
         executable = self._value(element, "exec", scope)
         name = self._optional(element, "name", scope)
         if name is not None and not _NODE_NAME.fullmatch(name):
-            raise element.fail(f"name {name!r} is not a valid node name "
-                               "(letters, digits and '_', not starting with a digit)")
+            raise element.fail(
+                f"name {name!r} is not a valid node name (letters, digits and '_', not starting with a digit)"
+            )
         namespace = self._namespace(element, scope.namespace, self._optional(element, "namespace", scope))
         output = self._optional(element, "output", scope)
         if output is None:
@@ -310,11 +329,19 @@ class _Run:
             executable_path = package_executable(package, executable)
         except LaunchError as error:
             raise element.fail(str(error)) from None
-        self.nodes.append(NodeSpec(
-            package=package, executable=executable, executable_path=executable_path, name=name,
-            namespace=namespace, params=tuple(params), remaps=tuple(remaps), output=output,
-            on_exit_shutdown="on_exit" in element.attrs,
-        ))
+        self.nodes.append(
+            NodeSpec(
+                package=package,
+                executable=executable,
+                executable_path=executable_path,
+                name=name,
+                namespace=namespace,
+                params=tuple(params),
+                remaps=tuple(remaps),
+                output=output,
+                on_exit_shutdown="on_exit" in element.attrs,
+            )
+        )
 
     def _params_file(self, element: _Element, scope: _Scope) -> Path:
         # ROS 2 only warns about a missing file and starts the node without it; a typo should stop us.

@@ -168,8 +168,14 @@ class _Supervisor:
         env.setdefault("PYTHONUNBUFFERED", "1")  # as ROS 2's launch does, so Python nodes' lines arrive live
         for index, (spec, label) in enumerate(zip(self._nodes, _labels(self._nodes), strict=True)):
             try:
-                proc = subprocess.Popen(spec.command(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                        stderr=subprocess.PIPE, env=env, process_group=0)
+                proc = subprocess.Popen(
+                    spec.command(),
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    env=env,
+                    process_group=0,
+                )
             except OSError as error:
                 self._say(f"cannot start '{label}' ({spec.executable_path}): {error.strerror}; stopping")
                 self._failed = True
@@ -243,8 +249,10 @@ class _Supervisor:
             self._shutdown(signal.SIGINT)
         elif code != 0 and not self._stages:
             self._failed = True
-            self._say(f"'{child.label}' died unexpectedly with {how} (pid {child.proc.pid}); "
-                      "the other nodes keep running")
+            self._say(
+                f"'{child.label}' died unexpectedly with {how} (pid {child.proc.pid}); "
+                "the other nodes keep running"
+            )
         else:
             self._say(f"'{child.label}' exited with {how}")
 

@@ -53,8 +53,9 @@ def _env(args: list[str], configs: Mapping[str, str], environ: Mapping[str, str]
         return environ[name]
     if len(args) == 2:
         return args[1]
-    raise LaunchError(f"$(env {name}): environment variable '{name}' is not set; "
-                      f"give a default as $(env {name} VALUE)")
+    raise LaunchError(
+        f"$(env {name}): environment variable '{name}' is not set; give a default as $(env {name} VALUE)"
+    )
 
 
 def _find_pkg_share(args: list[str], configs: Mapping[str, str], environ: Mapping[str, str]) -> str:
