@@ -26,6 +26,7 @@ from rclpy.node import Node
 from std_msgs.msg import Float64
 
 from policies.control import ExecutionStatus, SkillPolicyConfig, SubgoalExecution, make_skill_policy
+from policies.control.skill_policy import GOAL_HORIZON_M
 from ros_nodes.conversions import scene_from_msg, subgoal_from_msg
 from ros_nodes.estop import EmergencyStopError, EstopMonitor
 from ros_nodes.node_main import Parameters, log_outcome, run_node
@@ -67,10 +68,15 @@ class Controller(Node):
         policy = p("policy", "expert", "skill policy backend: onnx (learned) or expert (scripted)")
         model_dir = p("model_dir", "", "onnx: folder of <skill>/policy.onnx files; empty: the shipped ones")
         fallback = p("fallback_policy", "expert", "onnx: backend for skills without a file; none: they fail")
+        horizon = p(
+            "goal_horizon_m",
+            GOAL_HORIZON_M,
+            "onnx: feed goals farther than this as a waypoint this far (0: off)",
+        )
         self.command_scale = WorldConfig(
             max_speed=p.positive("max_linear_speed", 0.25, "twist at a full action (m/s)")
         )
-        config = SkillPolicyConfig(Path(model_dir) if model_dir else None, fallback)
+        config = SkillPolicyConfig(Path(model_dir) if model_dir else None, fallback, horizon)
         self.policy = make_skill_policy(policy, config)  # a bad policy file: exit 2 with its error
         if policy == "onnx":  # onnxruntime is imported only by nodes that use it (it is slow to load)
             from policies.control.onnx_skill_policy import OnnxSkillPolicy

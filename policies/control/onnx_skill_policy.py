@@ -8,6 +8,10 @@ wrong, old or foreign file stops the controller at start-up instead of steering 
 A planner skill is served by the file of its learned skill (`sim.skill_env.POLICY_SKILLS`: pick and place
 share pick_and_place). A skill with no file is executed by the fallback policy when one is configured
 (`fallback_policy: expert`, logged at start-up), otherwise its subgoals fail with a message naming the folder.
+
+Policies learn goals near where their episodes start (`sim/skill_env/tabletop_skills.py`: reach goals within
+15 cm per axis), while a planner's subgoal can lie half a metre away. The policy is fed a waypoint instead:
+the point `goal_horizon_m` towards the goal, moving with the arm, until the goal itself is that close.
 """
 
 from __future__ import annotations
@@ -15,11 +19,11 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 import policies
+from policies.control.skill_policy import GOAL_HORIZON_M, SkillPolicy
 from policies.skills.onnx_contract import PolicyFileError
 from policies.skills.onnx_policy import OnnxPolicy
 from sim.skill_env import (
@@ -30,10 +34,8 @@ from sim.skill_env import (
     policy_inputs,
     skill_action,
 )
+from sim.skill_env.tabletop_skills import TABLETOP_SKILLS
 from sim.tabletop import SceneState, Subgoal, SubgoalError
-
-if TYPE_CHECKING:
-    from policies.control.skill_policy import SkillPolicy
 
 SHIPPED_MODEL_DIR = Path(policies.__file__).resolve().parent / "pretrained" / "skills"
 """The pretrained policies shipped with the code (also linked as share/hgpo/policies/skills)."""
@@ -91,15 +93,32 @@ def load_policy_folder(model_dir: str | os.PathLike[str]) -> dict[str, OnnxPolic
     return by_skill
 
 
+def waypoint(achieved: np.ndarray, goal: np.ndarray, horizon_m: float) -> np.ndarray:
+    """`goal`, or the point `horizon_m` from `achieved` towards it if it lies farther (0: always `goal`)."""
+    offset = goal - achieved
+    distance = float(np.linalg.norm(offset))
+    if horizon_m <= 0 or distance <= horizon_m:
+        return goal
+    return (achieved + offset * (horizon_m / distance)).astype(goal.dtype)
+
+
 class OnnxSkillPolicy:
     """Learned skills from a policy folder; skills without a file go to `fallback` (or fail without one)."""
 
     name = "onnx"
 
-    def __init__(self, model_dir: str | os.PathLike[str], fallback: SkillPolicy | None = None) -> None:
+    def __init__(
+        self,
+        model_dir: str | os.PathLike[str],
+        fallback: SkillPolicy | None = None,
+        goal_horizon_m: float = GOAL_HORIZON_M,
+    ) -> None:
+        if goal_horizon_m < 0:
+            raise ValueError(f"goal_horizon_m must be >= 0 (0: no waypoints), got {goal_horizon_m}")
         self.model_dir = Path(model_dir)
         self.policies: Mapping[str, OnnxPolicy] = load_policy_folder(self.model_dir)
         self.fallback = fallback
+        self.goal_horizon_m = goal_horizon_m
 
     def source(self, planner_skill: str) -> str:
         """What executes a planner skill: a policy file, the fallback, or nothing."""
@@ -136,4 +155,5 @@ class OnnxSkillPolicy:
                     f"{subgoal}: no {learned} policy in {self.model_dir} and no fallback policy configured"
                 )
             return self.fallback.act(subgoal, state)
-        return skill_action(learned, policy.act(obs, goal))
+        achieved = TABLETOP_SKILLS[learned].achieved(state, subgoal.args[0]).astype(np.float32)
+        return skill_action(learned, policy.act(obs, waypoint(achieved, goal, self.goal_horizon_m)))

@@ -29,6 +29,10 @@ class ExpertSkillPolicy:
         return expert_action(subgoal, state)
 
 
+GOAL_HORIZON_M = 0.12
+"""Waypoint distance of the onnx backend: inside the training goals' range (reach: up to 15 cm per axis)."""
+
+
 @dataclass(frozen=True)
 class SkillPolicyConfig:
     """What a backend needs beyond its name (the expert needs nothing)."""
@@ -37,6 +41,8 @@ class SkillPolicyConfig:
     """Folder of `<skill>/policy.onnx` files for `onnx`; None: the shipped pretrained policies."""
     fallback: str = "expert"
     """Backend for skills without a policy file under `onnx`; "none": their subgoals fail."""
+    goal_horizon_m: float = GOAL_HORIZON_M
+    """`onnx`: a goal farther than this is fed as a waypoint this far towards it (0: the goal itself)."""
 
 
 def _onnx(config: SkillPolicyConfig) -> SkillPolicy:
@@ -45,7 +51,7 @@ def _onnx(config: SkillPolicyConfig) -> SkillPolicy:
     fallback = None if config.fallback == "none" else make_skill_policy(config.fallback)
     if isinstance(fallback, OnnxSkillPolicy):
         raise ValueError("the fallback of the onnx skill policy cannot be onnx itself")
-    return OnnxSkillPolicy(config.model_dir or SHIPPED_MODEL_DIR, fallback)
+    return OnnxSkillPolicy(config.model_dir or SHIPPED_MODEL_DIR, fallback, config.goal_horizon_m)
 
 
 SKILL_POLICIES: dict[str, Callable[[SkillPolicyConfig], SkillPolicy]] = {
