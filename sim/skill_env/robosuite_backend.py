@@ -14,8 +14,9 @@ Skills (the object the observation describes, and the goal):
 
 Randomization goes through robosuite's own `DynamicsModder` (masses, friction, joint damping, from the
 env's seeded draw), the OSC stiffness, and the same start-pose, action and observation disturbances as the
-tabletop; a seed reproduces a run (robosuite's placement generator is reseeded in place). robosuite runs at
-~150 steps/s on a quiet machine (tens here): keep batches small.
+tabletop; a seed reproduces a run (robosuite's placement generator is reseeded in place). Cubes start
+yawed within the tabletop's block range. robosuite runs at ~150 steps/s on a quiet machine (tens here):
+keep batches small.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from sim.skill_env.contract import (
 from sim.skill_env.observation import GOAL_LAYOUT, OBSERVATION_LAYOUT, observe
 from sim.skill_env.randomization import EpisodeRandomization, RandomizationConfig, noisy_state, sample_episode
 from sim.skill_env.tabletop_skills import TABLETOP_SKILLS, carry_goal, reach_goal
+from sim.tabletop.layout import LayoutRanges
 from sim.tabletop.state import ObjectState, SceneState
 from sim.tabletop.world import WorldConfig
 
@@ -114,6 +116,11 @@ class _Task:
             seed=seed,
             **kwargs,
         )
+        if skill != "bin_pick_place":
+            # Cubes yawed as the tabletop's blocks are, not anywhere on the circle as robosuite draws them:
+            # the tabletop's gripper never turns, and its policies never saw other yaws (the reach card).
+            yaw = LayoutRanges().block_yaw
+            self.env.placement_initializer.rotation = (-yaw, yaw)
         self.env.reset()
         from robosuite.utils.mjmod import DynamicsModder
 
