@@ -71,7 +71,7 @@ class Controller(Node):
         horizon = p(
             "goal_horizon_m",
             GOAL_HORIZON_M,
-            "onnx: feed goals farther than this as a waypoint this far (0: off)",
+            "onnx: feed goals farther than this as a waypoint this far (0.0: off)",
         )
         self.command_scale = WorldConfig(
             max_speed=p.positive("max_linear_speed", 0.25, "twist at a full action (m/s)")
