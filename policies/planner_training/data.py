@@ -120,19 +120,45 @@ def split(examples: list[Example], val_fraction: float, seed: int) -> tuple[list
     return order[count:], order[:count]
 
 
-def collate(examples: Sequence[Example], pad_id: int) -> dict[str, torch.Tensor]:
+def collate(examples: Sequence[Example], pad_id: int, share_prefix: bool = True) -> dict[str, torch.Tensor]:
     """Left-padded input_ids, attention_mask and position_ids, so that every answer ends at the last
     position, and `labels` for the last `span` positions only (the longest answer; IGNORE elsewhere): the
-    model then computes output logits for those positions alone, not for the whole prompt."""
-    length = max(len(e.prompt_ids) + len(e.answer_ids) for e in examples)
+    model then computes output logits for those positions alone, not for the whole prompt.
+
+    With `share_prefix`, the leading prompt tokens every example shares (the system prompt: most of a
+    planner prompt) come once as `prefix_ids` (1, P), run once and expanded to the batch by
+    `model.answer_logits`; the rest is padded as above, its positions and attention mask counting the
+    prefix (attention_mask (B, P + length))."""
+    shared = _shared_prompt(examples) if share_prefix and len(examples) > 1 else 0
+    length = max(len(e.prompt_ids) + len(e.answer_ids) for e in examples) - shared
     span = max(len(e.answer_ids) for e in examples)
     ids = torch.full((len(examples), length), pad_id, dtype=torch.long)
     mask = torch.zeros((len(examples), length), dtype=torch.long)
     labels = torch.full((len(examples), span), IGNORE, dtype=torch.long)
     for row, example in enumerate(examples):
-        tokens = (*example.prompt_ids, *example.answer_ids)
+        tokens = (*example.prompt_ids[shared:], *example.answer_ids)
         ids[row, length - len(tokens) :] = torch.tensor(tokens)
         mask[row, length - len(tokens) :] = 1
         labels[row, span - len(example.answer_ids) :] = torch.tensor(example.answer_ids)
-    positions = (mask.cumsum(-1) - 1).clamp(min=0)
-    return {"input_ids": ids, "attention_mask": mask, "position_ids": positions, "labels": labels}
+    positions = (mask.cumsum(-1) - 1).clamp(min=0) + shared
+    batch = {"input_ids": ids, "attention_mask": mask, "position_ids": positions, "labels": labels}
+    if shared:
+        batch["prefix_ids"] = torch.tensor([examples[0].prompt_ids[:shared]])
+        batch["attention_mask"] = torch.cat([torch.ones((len(examples), shared), dtype=torch.long), mask], 1)
+    return batch
+
+
+MIN_SHARED_PREFIX = 16
+"""Shorter shared prompt prefixes are not worth a separate forward pass."""
+
+
+def _shared_prompt(examples: Sequence[Example]) -> int:
+    """Leading prompt tokens all examples share, leaving each at least its last prompt token (whose
+    output predicts the first answer token); 0 below MIN_SHARED_PREFIX."""
+    first = examples[0].prompt_ids
+    shared = min(len(e.prompt_ids) for e in examples) - 1
+    for position in range(shared):
+        if any(e.prompt_ids[position] != first[position] for e in examples):
+            shared = position
+            break
+    return shared if shared >= MIN_SHARED_PREFIX else 0

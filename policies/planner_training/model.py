@@ -11,6 +11,7 @@ from typing import Any
 
 import torch
 from peft import LoraConfig, PeftModel, get_peft_model
+from transformers import DynamicCache
 
 from policies.planner_training.config import LoraSettings
 from policies.planner_training.data import IGNORE
@@ -115,12 +116,20 @@ def load_policy(model: str, adapter: str, lora: LoraSettings) -> Policy:
 
 def answer_logits(model: torch.nn.Module, batch: dict[str, torch.Tensor]) -> torch.Tensor:
     """Logits predicting each label position of `batch` (see `data.collate`): (batch, span, vocab); the
-    model computes the output head for those positions only."""
+    model computes the output head for those positions only. A shared `prefix_ids` runs once, its keys and
+    values repeated for every row (gradients flow back through them)."""
     span = batch["labels"].shape[1]
+    cache = None
+    if "prefix_ids" in batch:
+        cache = DynamicCache()
+        model(input_ids=batch["prefix_ids"], past_key_values=cache, use_cache=True, logits_to_keep=1)
+        cache.batch_repeat_interleave(batch["input_ids"].shape[0])
     return model(
         input_ids=batch["input_ids"],
         attention_mask=batch["attention_mask"],
         position_ids=batch["position_ids"],
+        past_key_values=cache,
+        use_cache=cache is not None,
         logits_to_keep=span + 1,
     ).logits[:, :-1]
 

@@ -78,6 +78,44 @@ def test_left_padding_leaves_log_probabilities_unchanged(tiny_planner_dir: Path)
     assert mask.sum() == sum(len(e.answer_ids) for e in examples)
 
 
+def test_a_shared_prompt_prefix_runs_once_with_the_same_log_probabilities_and_gradients(
+    tiny_planner_dir: Path,
+) -> None:
+    """Planner prompts share their system prompt: it runs once per batch and its keys and values serve
+    every row; answers of different lengths after tails of different lengths score as in the plain
+    left-padded batch, and the adapter gets the same gradients."""
+    policy = load_policy(str(tiny_planner_dir), "", LoraSettings(r=4, alpha=8, dropout=0.0))
+    with torch.no_grad():  # LoRA's B starts at zero, which would leave its A without gradient
+        for name, param in policy.model.named_parameters():
+            if "lora_B" in name:
+                param.normal_(0.0, 0.3)
+    system = {"role": "system", "content": "You plan subgoals for a robot arm at a table. " * 4}
+    examples = [
+        encode(policy.tokenizer, [system, {"role": "user", "content": user}], answer)  # type: ignore[list-item]
+        for user, answer in [
+            ("Scene: red_block on the table. Instruction: pick it", "pick(red_block)"),
+            ("Scene: the gripper holds red_block, left_plate", "place(red_block, left_plate)"),
+            ("done?", "done()"),
+        ]
+    ]
+    shared, plain = collate(examples, policy.pad_id), collate(examples, policy.pad_id, share_prefix=False)
+    assert shared["prefix_ids"].shape[1] >= 16 and shared["input_ids"].shape[1] < plain["input_ids"].shape[1]
+    policy.model.eval()
+    results = []
+    for batch in (shared, plain):
+        policy.model.zero_grad()
+        logp, _, mask = token_logprobs(policy.model, batch)
+        (-logp.sum()).backward()
+        grads = {n: p.grad.clone() for n, p in policy.model.named_parameters() if p.requires_grad}
+        results.append((logp.detach(), mask, grads))
+    (logp_a, mask_a, grads_a), (logp_b, mask_b, grads_b) = results
+    assert torch.equal(mask_a, mask_b)
+    torch.testing.assert_close(logp_a, logp_b, atol=1e-5, rtol=1e-4)
+    assert grads_a.keys() == grads_b.keys() and any(bool(g.abs().sum() > 0) for g in grads_a.values())
+    for name in grads_a:
+        torch.testing.assert_close(grads_a[name], grads_b[name], atol=1e-5, rtol=1e-3)
+
+
 def test_decision_logs_give_successful_decisions_only(tmp_path: Path) -> None:
     messages = [{"role": "user", "content": "scene"}]
     attempt = {"messages": messages, "prompt_text": "p", "output": "pick(red_block)", "valid": True}
