@@ -65,6 +65,9 @@ class RolloutSettings:
     """tabletop: physics steps per control tick (100 Hz physics, 25 Hz control)."""
     temperature: float = 1.0
     """Sampling temperature of rollouts (evaluation is greedy)."""
+    batch: int = 8
+    """Episodes played at once, each in its own thread and world, their decisions answered in one
+    batched generation (the prompts' shared prefix prefilled once); 1: one episode at a time."""
 
 
 @dataclass(frozen=True)
@@ -156,6 +159,10 @@ class PlannerTrainConfig:
             raise ValueError("rl.group_size must be >= 2: advantages are relative within a group")
         if self.lr <= 0:
             raise ValueError(f"lr must be > 0, got {self.lr}")
+        if self.rollout.batch < 1:
+            raise ValueError(
+                f"rollout.batch must be >= 1 (1: one episode at a time), not {self.rollout.batch}"
+            )
 
 
 def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> PlannerTrainConfig:

@@ -26,13 +26,24 @@ from policies.planner_training.advantages import Steps, advantages
 from policies.planner_training.config import PlannerTrainConfig, RewardWeights, RLSettings
 from policies.planner_training.data import Example, collate, encode_text
 from policies.planner_training.model import Policy, token_logprobs
-from policies.planner_training.rollouts import Arena, Episode, StepData, episode_steps
+from policies.planner_training.rollouts import Arena, Episode, StepData, episode_steps, play_episodes
 from policies.planning import LLMConfig, LLMPlanner, make_domain
 from policies.planning.backends.transformers_lm import TransformersModel
 
 
-def planner_for(policy: Policy, config: PlannerTrainConfig, sample: bool, seed: int) -> LLMPlanner:
-    """The planner node's LLM planner over the policy in memory (a fresh wrapper: no stale KV cache)."""
+def play(
+    arena: Arena,
+    policy: Policy,
+    config: PlannerTrainConfig,
+    states: Sequence[str],
+    repeats: int,
+    sample: bool,
+    seed: int,
+    tick: Callable[[], None] | None = None,
+) -> list[Episode]:
+    """`repeats` episodes from each of `states` (grouped by state), planned by the planner node's
+    `LLMPlanner` over the policy in memory (a fresh model wrapper: no stale KV cache), `rollout.batch`
+    episodes at a time with their decisions batched."""
     llm = LLMConfig(
         domain=config.domain,
         model=config.model,
@@ -43,26 +54,17 @@ def planner_for(policy: Policy, config: PlannerTrainConfig, sample: bool, seed: 
         history_k=config.history_k,
     )
     policy.model.eval()
-    return LLMPlanner(
-        make_domain(config.domain), TransformersModel(llm, loaded=(policy.tokenizer, policy.model)), llm
-    )
-
-
-def play(
-    arena: Arena,
-    planner: LLMPlanner,
-    states: Sequence[str],
-    repeats: int,
-    tick: Callable[[], None] | None = None,
-) -> list[Episode]:
-    episodes = []
-    for state in states:
-        for _ in range(repeats):
-            with torch.no_grad():
-                episodes.append(arena.play(state, planner))
-            if tick:
-                tick()
-    return episodes
+    model = TransformersModel(llm, loaded=(policy.tokenizer, policy.model))
+    jobs = [state for state in states for _ in range(repeats)]
+    with torch.no_grad():
+        return play_episodes(
+            arena,
+            jobs,
+            lambda served: LLMPlanner(make_domain(config.domain), served, llm),
+            model,
+            config.rollout.batch,
+            tick,
+        )
 
 
 @dataclass(frozen=True)

@@ -3,18 +3,28 @@ same world and skill code the bridges use (tabletop: MuJoCo with the scripted sk
 env with the text skills), and the per-decision rewards of those episodes.
 
 An arena names its initial states ("reach:17", or an ALFWorld game's folder) and plays one episode from
-one of them with a given planner; the RL and DPO loops only know this interface.
+one of them with a given planner; the RL and DPO loops only know this interface. `play_episodes` plays
+several at once, each in its own thread with its own world, their planner calls batched into one
+generation (`policies.planning.backends.batching`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import queue
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 from policies.planner_training.config import RewardWeights, RolloutSettings
 from policies.planning import Decision, LoopConfig, Planner
+from policies.planning.backends import LanguageModel
+from policies.planning.backends.batching import BatchedCalls, BatchModel, Seat
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -37,6 +47,7 @@ class StepData:
 
 class Arena(Protocol):
     domain: str
+    max_concurrent: int  # episodes it can play at once (each needs its own world)
 
     def train_states(self) -> list[str]: ...
 
@@ -47,10 +58,37 @@ class Arena(Protocol):
     def close(self) -> None: ...
 
 
+class Pool(Generic[T]):
+    """Objects made on demand and reused: one per episode in play at once, as worlds are not thread-safe."""
+
+    def __init__(self, make: Callable[[], T]) -> None:
+        self._make = make
+        self._free: queue.SimpleQueue[T] = queue.SimpleQueue()
+
+    @contextmanager
+    def take(self) -> Iterator[T]:
+        try:
+            item = self._free.get_nowait()
+        except queue.Empty:
+            item = self._make()
+        try:
+            yield item
+        finally:
+            self._free.put(item)
+
+    def drain(self) -> list[T]:
+        """Every object not in use, removed from the pool."""
+        items = []
+        while not self._free.empty():
+            items.append(self._free.get_nowait())
+        return items
+
+
 class TabletopArena:
     """Tabletop tasks; training seeds 0..train_seeds-1, evaluation seeds from eval_seed_start."""
 
     domain = "tabletop"
+    max_concurrent = 64
 
     def __init__(self, settings: RolloutSettings) -> None:
         from policies.control import ExpertSkillPolicy
@@ -60,7 +98,7 @@ class TabletopArena:
         if unknown or not settings.tasks:
             raise ValueError(f"unknown tabletop tasks {unknown}; known: {', '.join(TASKS)}")
         self.settings = settings
-        self.world = TabletopWorld(WorldConfig(control_dt=0.01))
+        self.worlds = Pool(lambda: TabletopWorld(WorldConfig(control_dt=0.01)))
         self.policy = ExpertSkillPolicy()
         self.loop = LoopConfig(max_subgoals=settings.max_subgoals)
 
@@ -76,15 +114,16 @@ class TabletopArena:
         from sim.tabletop import make_task
 
         task, seed = state.rsplit(":", 1)
-        result = run_episode(
-            self.world,
-            make_task(task, int(seed)),
-            planner,
-            self.policy,
-            subgoal_timeout_s=self.settings.subgoal_timeout_s,
-            action_hold=self.settings.action_hold,
-            loop=self.loop,
-        )
+        with self.worlds.take() as world:
+            result = run_episode(
+                world,
+                make_task(task, int(seed)),
+                planner,
+                self.policy,
+                subgoal_timeout_s=self.settings.subgoal_timeout_s,
+                action_hold=self.settings.action_hold,
+                loop=self.loop,
+            )
         return Episode(state, task, result.success, result.decisions)
 
     def close(self) -> None:
@@ -95,13 +134,14 @@ class AlfworldArena:
     """ALFWorld games: training games from `games`, evaluation games from `eval_games`."""
 
     domain = "alfworld"
+    max_concurrent = 1  # two games loading at once in threads fail inside TextWorld's PDDL loader
 
     def __init__(self, settings: RolloutSettings) -> None:
         from sim.alfworld import AlfworldTextEnv, discover_games
 
         self.train = {g.name: g for g in discover_games(Path(settings.games))}
         self.eval = {g.name: g for g in discover_games(Path(settings.eval_games))}
-        self.env = AlfworldTextEnv(max_steps=settings.max_subgoals, expert=False)
+        self.envs = Pool(lambda: AlfworldTextEnv(max_steps=settings.max_subgoals, expert=False))
 
     def train_states(self) -> list[str]:
         return [f"train/{name}" for name in self.train]
@@ -120,11 +160,13 @@ class AlfworldArena:
 
         split, name = state.split("/", 1)
         game = (self.train if split == "train" else self.eval)[name]
-        result = run_episode(self.env, game, planner, False)
+        with self.envs.take() as env:
+            result = run_episode(env, game, planner, False)
         return Episode(state, game.task_type, result.won, tuple(result.decisions))
 
     def close(self) -> None:
-        self.env.close()
+        for env in self.envs.drain():
+            env.close()
 
 
 def make_arena(domain: str, settings: RolloutSettings) -> Arena:
@@ -133,6 +175,54 @@ def make_arena(domain: str, settings: RolloutSettings) -> Arena:
         raise ValueError(f"unknown domain {domain!r}; known: {', '.join(arenas)}")
     arena: Arena = arenas[domain](settings)
     return arena
+
+
+def play_episodes(
+    arena: Arena,
+    states: Sequence[str],
+    make_planner: Callable[[LanguageModel], Planner],
+    model: BatchModel,
+    batch: int,
+    tick: Callable[[], None] | None = None,
+) -> list[Episode]:
+    """One episode from each of `states`, in order: `batch` at a time (at most the arena's
+    `max_concurrent`), each in its own thread, their planners' calls to `model` batched into one
+    generation whenever every episode in play waits for an answer; one at a time for `batch` 1."""
+    batch = max(1, min(batch, arena.max_concurrent, len(states)))
+    if batch == 1:
+        planner = make_planner(model)
+        episodes = []
+        for state in states:
+            episodes.append(arena.play(state, planner))
+            if tick:
+                tick()
+        return episodes
+    calls = BatchedCalls(model)
+    results: list[Episode | None] = [None] * len(states)
+    seats: dict[int, Seat] = {n: calls.seat(n) for n in range(batch)}  # the first wave, before any asks
+    following = iter(range(batch, len(states)))
+    lock = threading.Lock()
+
+    def work(number: int | None) -> None:
+        while number is not None:
+            seat = seats[number]
+            try:
+                results[number] = arena.play(states[number], make_planner(seat))
+            except BaseException:
+                seat.leave()
+                raise
+            with lock:  # seat the next episode before leaving, so no batch runs without it
+                number = next(following, None)
+                if number is not None:
+                    seats[number] = calls.seat(number)
+            seat.leave()
+            if tick:
+                tick()
+
+    with ThreadPoolExecutor(batch, thread_name_prefix="episode") as pool:
+        for future in [pool.submit(work, n) for n in range(batch)]:
+            future.result()
+    return [episode for episode in results if episode is not None]
 
 
 def decision_reward(decision: Decision, last: bool, success: bool, weights: RewardWeights) -> float:

@@ -63,8 +63,7 @@ class Outcome:
 
 def evaluate(policy: Policy, arena: Arena, config: PlannerTrainConfig) -> dict[str, Any]:
     """Greedy episodes from the held-out states: success overall and per kind."""
-    planner = rl.planner_for(policy, config, sample=False, seed=config.seed)
-    episodes = rl.play(arena, planner, arena.eval_states(config.eval_episodes), 1)
+    episodes = rl.play(arena, policy, config, arena.eval_states(config.eval_episodes), 1, False, config.seed)
     success = float(np.mean([e.success for e in episodes])) if episodes else 0.0
     return {"success_rate": success, "episodes": len(episodes), "per_kind": success_by_kind(episodes)}
 
@@ -199,8 +198,7 @@ def train_on_policy(config: PlannerTrainConfig, run_dir: Path, progress: bool = 
             rng = random.Random(config.seed * 100_003 + iteration)
             chosen = rng.sample(states, min(per_iteration, len(states)))
             tick = time.perf_counter()
-            planner = rl.planner_for(policy, config, sample=True, seed=config.seed * 100_003 + iteration)
-            episodes = rl.play(arena, planner, chosen, group)
+            episodes = rl.play(arena, policy, config, chosen, group, True, config.seed * 100_003 + iteration)
             seconds = time.perf_counter() - tick
             metrics = rl.rollout_metrics(episodes, config.reward, policy.tokenizer, seconds)
             if config.algo == "dpo":

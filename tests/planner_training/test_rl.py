@@ -20,6 +20,7 @@ from policies.planner_training.rl import pg_loss
 from policies.planner_training.rollouts import Episode, decision_reward, make_arena
 from policies.planner_training.runner import train
 from policies.planning import Decision, LLMConfig, make_planner
+from policies.planning.backends.transformers_lm import TransformersModel
 
 
 def test_clipped_token_level_objective_by_hand() -> None:
@@ -112,6 +113,16 @@ def test_rl_on_alfworld_games(
     assert (tmp_path / "run" / "adapter" / "adapter_config.json").is_file()
 
 
+def save_random_adapter(model_dir: Path, folder: Path) -> None:
+    """A non-trivial adapter for the tiny model (LoRA's B starts at zero: the base model's answers)."""
+    start = load_policy(str(model_dir), "", LoraSettings(r=4, alpha=8, dropout=0.3))
+    with torch.no_grad():
+        for name, param in start.model.named_parameters():
+            if "lora_B" in name:
+                param.normal_(0.0, 0.5)
+    start.save(folder)
+
+
 def model_outputs(episodes: list[Episode]) -> list[list[str]]:
     """Every raw model answer of each episode, in order."""
     return [[a.output for d in e.decisions if d.trace for a in d.trace.attempts] for e in episodes]
@@ -125,18 +136,13 @@ def test_rollouts_decode_as_the_evaluated_adapter_and_leave_the_policy_trainable
     folder (`--adapter`: merged, eval mode) with the same seed, greedy and sampled; the update's starting
     log-probabilities of the sampled answers are the served model's; the adapter comes out of the
     rollouts unchanged and still trainable."""
-    start = load_policy(str(tiny_planner_dir), "", LoraSettings(r=4, alpha=8, dropout=0.3))
-    with torch.no_grad():  # a non-trivial adapter: LoRA's B starts at zero
-        for name, param in start.model.named_parameters():
-            if "lora_B" in name:
-                param.normal_(0.0, 0.5)
-    start.save(tmp_path / "start")
+    save_random_adapter(tiny_planner_dir, tmp_path / "start")
     config = from_mapping(
         {
             "algo": "grpo",
             "model": str(tiny_planner_dir),
             "adapter": str(tmp_path / "start"),
-            "rollout": {"tasks": ["pick_place"], "max_subgoals": 3, "subgoal_timeout_s": 4.0},
+            "rollout": {"tasks": ["pick_place"], "max_subgoals": 3, "subgoal_timeout_s": 4.0, "batch": 1},
         }
     )
     policy = load_policy(config.model, config.adapter, config.lora)
@@ -145,7 +151,7 @@ def test_rollouts_decode_as_the_evaluated_adapter_and_leave_the_policy_trainable
     states = ["pick_place:0", "pick_place:1"]
     answers: dict[bool, list[list[str]]] = {}
     for sample in (False, True):
-        rollout = rl.play(arena, rl.planner_for(policy, config, sample=sample, seed=7), states, 2)
+        rollout = rl.play(arena, policy, config, states, 2, sample, seed=7)
         llm = LLMConfig(
             model=config.model,
             adapter=config.adapter,
@@ -155,7 +161,7 @@ def test_rollouts_decode_as_the_evaluated_adapter_and_leave_the_policy_trainable
             history_k=config.history_k,
         )
         served = make_planner("llm", llm)
-        evaluated = rl.play(arena, served, states, 2)
+        evaluated = [arena.play(state, served) for state in states for _ in range(2)]
         answers[sample] = model_outputs(rollout)
         assert answers[sample] == model_outputs(evaluated)
         assert sum(map(len, answers[sample])) >= 4
@@ -175,3 +181,45 @@ def test_rollouts_decode_as_the_evaluated_adapter_and_leave_the_policy_trainable
     (-(logp * mask).sum()).backward()
     grads = [p.grad for p in policy.parameters()]
     assert grads and all(g is not None and bool(g.abs().sum() > 0) for g in grads)
+
+
+def test_batched_rollouts_decode_as_one_at_a_time_and_repeat_under_a_seed(
+    tiny_planner_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Six episodes of two tasks played four at a time (a thread and a world each, every round of
+    decisions one generation over the prompts' shared prefix, finished episodes replaced mid-batch) decode
+    greedily exactly what one-at-a-time play decodes, in the same order; sampled batches repeat under a
+    seed and differ from greedy."""
+    save_random_adapter(tiny_planner_dir, tmp_path / "start")
+    settings = {"tasks": ["pick_place", "stack"], "max_subgoals": 3, "subgoal_timeout_s": 4.0}
+    one, four = (
+        from_mapping(
+            {
+                "algo": "grpo",
+                "model": str(tiny_planner_dir),
+                "adapter": str(tmp_path / "start"),
+                "rollout": {**settings, "batch": batch},
+            }
+        )
+        for batch in (1, 4)
+    )
+    policy = load_policy(four.model, four.adapter, four.lora)
+    arena = make_arena("tabletop", four.rollout)
+    states = ["pick_place:0", "stack:1", "pick_place:2"]
+    single = rl.play(arena, policy, one, states, 2, False, seed=7)
+    sizes: list[int] = []
+    batch_call = TransformersModel.complete_batch
+    monkeypatch.setattr(
+        TransformersModel,
+        "complete_batch",
+        lambda model, requests: sizes.append(len(requests)) or batch_call(model, requests),
+    )
+    batched = rl.play(arena, policy, four, states, 2, False, seed=7)
+    assert max(sizes) == 4 and sum(sizes) == sum(len(e.decisions) for e in batched), sizes
+    assert [e.state for e in batched] == [s for s in states for _ in range(2)]
+    assert model_outputs(batched) == model_outputs(single)
+    assert [e.success for e in batched] == [e.success for e in single]
+
+    sampled = [model_outputs(rl.play(arena, policy, four, states, 2, True, seed=3)) for _ in range(2)]
+    assert sampled[0] == sampled[1]
+    assert sampled[0] != model_outputs(batched)

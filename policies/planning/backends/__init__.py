@@ -27,6 +27,10 @@ class Completion:
     prompt_text: str  # the exact text the model was given (chat template applied), or the messages as JSON
 
 
+ConstrainedRequest = tuple[Sequence[Message], Sequence[str]]
+"""Chat messages and the answers allowed to them (one row of a batched generation)."""
+
+
 class LanguageModel(Protocol):
     """A loaded model: answers chat messages, optionally only with one of `choices`."""
 

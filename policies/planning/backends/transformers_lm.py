@@ -21,7 +21,7 @@ from transformers import (
     StoppingCriteriaList,
 )
 
-from policies.planning.backends import Completion, ModelError
+from policies.planning.backends import Completion, ConstrainedRequest, ModelError
 from policies.planning.constraint import TokenTrie
 from policies.planning.decisions import Message
 from policies.planning.llm_config import DEFAULT_MODEL, LLMConfig
@@ -55,17 +55,21 @@ def resolve_model(name: str) -> str:
 
 
 class TrieLogitsProcessor(LogitsProcessor):
-    """Masks every token the trie does not allow after the tokens generated so far."""
+    """Masks every token a row's trie does not allow after the tokens that row has generated so far; a row
+    that has ended (its end token generated, the rest padding) may only pad on."""
 
-    def __init__(self, trie: TokenTrie, prompt_length: int) -> None:
-        self.trie = trie
+    def __init__(self, tries: Sequence[TokenTrie], prompt_length: int) -> None:
+        self.tries = tries
         self.prompt_length = prompt_length
 
     def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
         mask = torch.full_like(scores, float("-inf"))
-        for row in range(input_ids.shape[0]):
-            allowed = self.trie.allowed(input_ids[row, self.prompt_length :].tolist())
-            mask[row, allowed or [self.trie.end_token]] = 0.0
+        for row, trie in enumerate(self.tries):
+            generated = input_ids[row, self.prompt_length :].tolist()
+            if trie.end_token in generated:
+                mask[row, trie.end_token] = 0.0
+                continue
+            mask[row, trie.allowed(generated) or [trie.end_token]] = 0.0
         return scores + mask  # type: ignore[return-value]
 
 
@@ -197,21 +201,21 @@ class TransformersModel:
                 self._cache, self._cached_ids = None, []
                 raise ModelError(f"generation failed: {type(err).__name__}: {err}") from err
 
-    def _complete(self, messages: Sequence[Message], choices: Sequence[str] | None) -> Completion:
-        prompt_text = chat_prompt(self.tokenizer, messages)
-        inputs = self.tokenizer(prompt_text, return_tensors="pt", add_special_tokens=False)
-        prompt_length = int(inputs["input_ids"].shape[1])
-        max_new_tokens = self.config.max_new_tokens
-        if choices is not None:
-            trie = self._trie(choices)
-            processors = LogitsProcessorList([TrieLogitsProcessor(trie, prompt_length)])
-            stopping = StoppingCriteriaList()
-            max_new_tokens = trie.depth  # the longest valid answer and its end token always fit
-        else:
-            processors = LogitsProcessorList()
-            stopping = StoppingCriteriaList([FirstLineDone(self.tokenizer, prompt_length)])
+    def complete_batch(self, requests: Sequence[ConstrainedRequest]) -> list[Completion]:
+        """Constrained answers to several prompts in one generation (rows padded between the prefix they
+        all share, prefilled once, and their own tails); what batched rollouts call. Greedy rows answer
+        as `complete` would; sampled rows draw from the same distributions."""
+        with self._lock:
+            try:
+                return self._complete_batch(requests)
+            except (RuntimeError, ValueError, IndexError) as err:
+                raise ModelError(f"batched generation failed: {type(err).__name__}: {err}") from err
+
+    def _generation_config(self, max_new_tokens: int) -> GenerationConfig:
         sampling = {"temperature": self.config.temperature, "top_k": 0, "top_p": 1.0}
-        generation = GenerationConfig(
+        if self.config.do_sample:
+            torch.manual_seed(int(torch.randint(2**31, (1,), generator=self._generator)))
+        return GenerationConfig(
             max_new_tokens=max_new_tokens,
             do_sample=self.config.do_sample,
             use_cache=True,
@@ -220,8 +224,21 @@ class TransformersModel:
             pad_token_id=self.eos,
             **(sampling if self.config.do_sample else {}),
         )
-        if self.config.do_sample:
-            torch.manual_seed(int(torch.randint(2**31, (1,), generator=self._generator)))
+
+    def _complete(self, messages: Sequence[Message], choices: Sequence[str] | None) -> Completion:
+        prompt_text = chat_prompt(self.tokenizer, messages)
+        inputs = self.tokenizer(prompt_text, return_tensors="pt", add_special_tokens=False)
+        prompt_length = int(inputs["input_ids"].shape[1])
+        max_new_tokens = self.config.max_new_tokens
+        if choices is not None:
+            trie = self._trie(choices)
+            processors = LogitsProcessorList([TrieLogitsProcessor([trie], prompt_length)])
+            stopping = StoppingCriteriaList()
+            max_new_tokens = trie.depth  # the longest valid answer and its end token always fit
+        else:
+            processors = LogitsProcessorList()
+            stopping = StoppingCriteriaList([FirstLineDone(self.tokenizer, prompt_length)])
+        generation = self._generation_config(max_new_tokens)
         cache = self._reusable_cache(inputs["input_ids"][0].tolist())
         with torch.inference_mode():
             output = self.model.generate(
@@ -236,3 +253,45 @@ class TransformersModel:
         self._cached_ids = sequence[: self._cache.get_seq_length()].tolist()
         text = str(self.tokenizer.decode(sequence[prompt_length:], skip_special_tokens=True))
         return Completion(text=text.strip(), prompt_text=prompt_text)
+
+    def _complete_batch(self, requests: Sequence[ConstrainedRequest]) -> list[Completion]:
+        texts = [chat_prompt(self.tokenizer, messages) for messages, _ in requests]
+        ids = [self.tokenizer.encode(text, add_special_tokens=False) for text in texts]
+        tries = [self._trie(choices) for _, choices in requests]
+        shared = _shared_prefix(ids)
+        cache = DynamicCache()
+        if shared >= MIN_PREFIX_REUSE:
+            with torch.inference_mode():
+                self.model(input_ids=torch.tensor([ids[0][:shared]]), past_key_values=cache, use_cache=True)
+            cache.batch_repeat_interleave(len(ids))
+        else:
+            shared = 0
+        width = max(len(row) for row in ids) - shared
+        input_ids, attention = [], []
+        for row in ids:  # prefix | padding | tail: positions follow the mask, so padding shifts nothing
+            pad = width - (len(row) - shared)
+            input_ids.append(row[:shared] + [self.eos] * pad + row[shared:])
+            attention.append([1] * shared + [0] * pad + [1] * (len(row) - shared))
+        prompt_length = shared + width
+        with torch.inference_mode():
+            output = self.model.generate(
+                input_ids=torch.tensor(input_ids),
+                attention_mask=torch.tensor(attention),
+                past_key_values=cache,
+                generation_config=self._generation_config(max(trie.depth for trie in tries)),
+                logits_processor=LogitsProcessorList([TrieLogitsProcessor(tries, prompt_length)]),
+            )
+        answers = self.tokenizer.batch_decode(output.sequences[:, prompt_length:], skip_special_tokens=True)
+        return [
+            Completion(text=str(answer).strip(), prompt_text=text)
+            for answer, text in zip(answers, texts, strict=True)
+        ]
+
+
+def _shared_prefix(rows: Sequence[list[int]]) -> int:
+    """Leading tokens every row shares, leaving each at least one token of its own to feed."""
+    shared = min(len(row) for row in rows) - 1
+    for position in range(shared):
+        if any(row[position] != rows[0][position] for row in rows):
+            return position
+    return max(shared, 0)
