@@ -20,6 +20,10 @@ BENCHMARKS: Commands = {
         "the real-arm graph on fake hardware: command latency, 50 vs 500 Hz arm, e-stop to standstill",
     ),
     "alfworld": ("hgpo.bench.alfworld:main", "ALFWorld commands/s, resets, expert success and episode time"),
+    "planner": (
+        "hgpo.bench.planner:main",
+        "planner training: rollouts one at a time vs batched, updates with and without the shared prefix",
+    ),
     "policy": (
         "hgpo.bench.policy:main",
         "skill policy latency (ONNX vs torch) and the controller's rate and jitter at 50 and 200 Hz",

@@ -1,0 +1,209 @@
+"""`hgpo bench planner`: planner-training throughput on this machine, side by side in one run.
+
+- Rollouts: sampled episodes of the planner being trained (its `LLMPlanner`, constrained decoding, the
+  tabletop's scripted skills), played one at a time and `rollout.batch` at a time (decisions batched
+  into one generation): episodes/s, decisions/s and generated tokens/s.
+- Updates: forward and backward of the policy's answer log-probabilities on minibatches of those
+  decisions, as the RL update and BC run them, with the prompts' shared prefix run once per minibatch
+  and without: training tokens/s (prompt and answer tokens of the examples).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import torch
+from tqdm import tqdm
+
+from hgpo.bench.report import table, write_json
+from policies.planner_training import rl
+from policies.planner_training.config import PlannerTrainConfig, RolloutSettings
+from policies.planner_training.data import Example, collate
+from policies.planner_training.model import Policy, load_policy, token_logprobs
+from policies.planner_training.rollouts import make_arena
+
+
+@dataclass(frozen=True)
+class BenchPlannerConfig:
+    model: str = "smollm2-135m-instruct"
+    adapter: str = "tabletop"  # the shipped BC adapter: rollouts of the policy RL starts from
+    tasks: tuple[str, ...] = ("sort", "stack")
+    groups: int = 1  # initial states per task; each plays `group_size` episodes
+    group_size: int = 8
+    batches: tuple[int, ...] = (1, 8)  # rollout.batch values compared
+    minibatch: int = 8  # decisions per update minibatch
+    threads: int = 1
+    seed: int = 0
+    json: Path = Path("runs/bench/planner.json")
+
+
+def rollouts(policy: Policy, train: PlannerTrainConfig, states: list[str], group: int) -> dict[str, Any]:
+    arena = make_arena("tabletop", train.rollout)
+    started = time.perf_counter()
+    episodes = rl.play(arena, policy, train, states, group, sample=True, seed=train.seed)
+    seconds = time.perf_counter() - started
+    arena.close()
+    metrics = rl.rollout_metrics(episodes, train.reward, policy.tokenizer, seconds)
+    return {
+        "batch": train.rollout.batch,
+        "episodes": len(episodes),
+        "decisions": int(metrics["rollout/decisions"]),
+        "seconds": seconds,
+        "episodes_per_s": metrics["perf/episodes_per_s"],
+        "decisions_per_s": metrics["rollout/decisions"] / seconds,
+        "generated_tokens_per_s": metrics["perf/generated_tokens_per_s"],
+        "success_rate": metrics["rollout/success_rate"],
+        "examples": rl.make_batch(policy, episodes, train).examples,
+    }
+
+
+def update_rate(policy: Policy, examples: list[Example], minibatch: int, share: bool) -> dict[str, Any]:
+    """Forward + backward of the answer log-probabilities over every minibatch (no optimizer step)."""
+    policy.model.eval()
+    tokens = 0
+    started = time.perf_counter()
+    for start in range(0, len(examples), minibatch):
+        chunk = examples[start : start + minibatch]
+        logp, _, mask = token_logprobs(policy.model, collate(chunk, policy.pad_id, share_prefix=share))
+        (-(logp.sum() / mask.sum())).backward()
+        tokens += sum(len(e.prompt_ids) + len(e.answer_ids) for e in chunk)
+    seconds = time.perf_counter() - started
+    policy.model.zero_grad()
+    return {
+        "shared_prefix": share,
+        "examples": len(examples),
+        "tokens": tokens,
+        "seconds": seconds,
+        "tokens_per_s": tokens / seconds,
+    }
+
+
+def run(config: BenchPlannerConfig) -> dict[str, Any]:
+    torch.set_num_threads(config.threads)
+    train = PlannerTrainConfig(
+        algo="grpo",
+        model=config.model,
+        adapter=config.adapter,
+        seed=config.seed,
+        threads=config.threads,
+        rollout=RolloutSettings(tasks=config.tasks),
+    )
+    policy = load_policy(train.model, train.adapter, train.lora)
+    states = [f"{task}:{seed}" for task in config.tasks for seed in range(config.groups)]
+    played = []
+    for batch in tqdm(config.batches, desc="rollouts", unit="case", leave=False):
+        setting = replace(train, rollout=replace(train.rollout, batch=batch))
+        played.append(rollouts(policy, setting, states, config.group_size))
+    examples = played[0].pop("examples")
+    for case in played[1:]:
+        case.pop("examples")
+    updates = [update_rate(policy, examples, config.minibatch, share) for share in (False, True)]
+    return {"rollouts": played, "updates": updates}
+
+
+def _parse(argv: list[str]) -> BenchPlannerConfig:
+    default = BenchPlannerConfig()
+    parser = argparse.ArgumentParser(
+        prog="hgpo bench planner", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--model", default=default.model, help="base model (%(default)s)")
+    parser.add_argument("--adapter", default=default.adapter, help="LoRA adapter, '' for none (%(default)s)")
+    parser.add_argument(
+        "--tasks", nargs="+", default=list(default.tasks), help="tabletop tasks (%(default)s)"
+    )
+    parser.add_argument(
+        "--groups", type=int, default=default.groups, help="initial states per task (%(default)s)"
+    )
+    parser.add_argument(
+        "--group-size", type=int, default=default.group_size, help="episodes per initial state (%(default)s)"
+    )
+    parser.add_argument(
+        "--batches",
+        nargs="+",
+        type=int,
+        default=list(default.batches),
+        help="rollout.batch values to compare (%(default)s)",
+    )
+    parser.add_argument(
+        "--minibatch", type=int, default=default.minibatch, help="update minibatch (%(default)s)"
+    )
+    parser.add_argument("--threads", type=int, default=default.threads, help="torch threads (%(default)s)")
+    parser.add_argument("--seed", type=int, default=default.seed)
+    parser.add_argument(
+        "--json", type=Path, default=default.json, help="where to write the figures (%(default)s)"
+    )
+    args = parser.parse_args(argv)
+    if (
+        min(args.batches) < 1
+        or args.groups < 1
+        or args.group_size < 1
+        or args.minibatch < 1
+        or args.threads < 1
+    ):
+        parser.error("--batches, --groups, --group-size, --minibatch and --threads must be >= 1")
+    return BenchPlannerConfig(
+        model=args.model,
+        adapter=args.adapter,
+        tasks=tuple(args.tasks),
+        groups=args.groups,
+        group_size=args.group_size,
+        batches=tuple(args.batches),
+        minibatch=args.minibatch,
+        threads=args.threads,
+        seed=args.seed,
+        json=args.json,
+    )
+
+
+def main(argv: list[str]) -> int:
+    config = _parse(argv)
+    try:
+        results = run(config)
+    except (ValueError, FileNotFoundError) as err:
+        print(f"hgpo bench planner: {err}")
+        return 2
+    print(
+        f"\nplanner training throughput: {config.model} + {config.adapter or 'no adapter'}, "
+        f"{config.threads} torch thread(s), tasks {', '.join(config.tasks)}"
+    )
+    print(
+        table(
+            ["rollouts", "episodes", "decisions", "s", "episodes/s", "decisions/s", "generated tokens/s"],
+            [
+                [
+                    f"batch {r['batch']}",
+                    r["episodes"],
+                    r["decisions"],
+                    r["seconds"],
+                    r["episodes_per_s"],
+                    r["decisions_per_s"],
+                    r["generated_tokens_per_s"],
+                ]
+                for r in results["rollouts"]
+            ],
+        )
+    )
+    print()
+    print(
+        table(
+            ["update (forward + backward)", "examples", "tokens", "s", "tokens/s"],
+            [
+                [
+                    "shared prefix once" if u["shared_prefix"] else "every prompt whole",
+                    u["examples"],
+                    u["tokens"],
+                    u["seconds"],
+                    u["tokens_per_s"],
+                ]
+                for u in results["updates"]
+            ],
+        )
+    )
+    record = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(config).items()}
+    write_json(config.json, "planner", record, results)
+    print(f"\nwrote {config.json}")
+    return 0

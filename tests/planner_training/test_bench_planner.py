@@ -1,0 +1,33 @@
+"""`hgpo bench planner` measures rollouts one at a time against batched ones, and updates with and without
+the shared prompt prefix, in one run, and records them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hgpo.bench.planner import main
+
+
+def test_bench_planner_compares_batched_rollouts_and_shared_prefix_updates(
+    tiny_planner_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "planner.json"
+    args = ["--model", str(tiny_planner_dir), "--adapter", "", "--tasks", "reach", "--group-size", "3"]
+    assert main([*args, "--batches", "1", "3", "--minibatch", "2", "--json", str(out)]) == 0
+    results = json.loads(out.read_text())["results"]
+    assert [r["batch"] for r in results["rollouts"]] == [1, 3]
+    assert all(
+        r["episodes"] == 3 and r["decisions"] >= 3 and r["episodes_per_s"] > 0 for r in results["rollouts"]
+    )
+    updates = {u["shared_prefix"]: u for u in results["updates"]}
+    assert updates.keys() == {False, True} and updates[True]["tokens"] == updates[False]["tokens"] > 0
+    assert "generated tokens/s" in capsys.readouterr().out
+
+
+def test_bench_planner_refuses_a_zero_batch(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--batches", "0"])
+    assert exit_info.value.code == 2 and "must be >= 1" in capsys.readouterr().err
