@@ -176,8 +176,9 @@ def update(
 def rollout_metrics(
     episodes: Sequence[Episode], weights: RewardWeights, tokenizer: Any, seconds: float
 ) -> dict[str, float]:
-    """Success, return, invalid and failed subgoals of the rollouts, and their throughput (seconds per
-    decision in all and in the planner's model alone, to tell decoding from simulation)."""
+    """Success, return, invalid and failed subgoals of the rollouts, and their throughput: wall seconds per
+    decision, and seconds per decision inside the planner call (one at a time: the model alone, to tell
+    decoding from simulation; batched: also the wait for the other episodes of the batch)."""
     decisions = [d for e in episodes for d in e.decisions]
     outputs = sum(d.outputs for d in decisions)
     returns = [sum(s.reward for s in episode_steps(e, weights)) for e in episodes]
