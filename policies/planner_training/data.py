@@ -21,6 +21,7 @@ from typing import Any
 import torch
 
 from policies.planning.backends.transformers_lm import chat_prompt
+from policies.planning.constraint import TokenTrie
 from policies.planning.decisions import Message
 
 IGNORE = -100
@@ -35,6 +36,9 @@ class DataError(ValueError):
 class Example:
     prompt_ids: tuple[int, ...]
     answer_ids: tuple[int, ...]  # the answer's tokens and the end-of-sequence token
+    allowed: tuple[tuple[int, ...], ...] | None = None
+    """Per answer token, the token ids constrained decoding allowed there (None: the whole vocabulary), so
+    RL scores an answer under the distribution it was sampled from."""
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
@@ -101,11 +105,19 @@ def load_pairs(paths: Sequence[Path]) -> list[tuple[list[Message], str]]:
     return pairs
 
 
-def encode_text(tokenizer: Any, prompt_text: str, answer: str) -> Example:
-    """An example from the prompt text the model saw and the answer it should give."""
+def encode_text(
+    tokenizer: Any, prompt_text: str, answer: str, choices: Sequence[str] | None = None
+) -> Example:
+    """An example from the prompt text the model saw and the answer it should give; with the `choices`
+    its decoding was constrained to, the tokens allowed at each answer position (the decoder's trie)."""
     prompt = tokenizer(prompt_text, add_special_tokens=False)["input_ids"]
-    answer_ids = [*tokenizer.encode(answer, add_special_tokens=False), int(tokenizer.eos_token_id)]
-    return Example(tuple(prompt), tuple(answer_ids))
+    eos = int(tokenizer.eos_token_id)
+    answer_ids = [*tokenizer.encode(answer, add_special_tokens=False), eos]
+    allowed = None
+    if choices:
+        trie = TokenTrie((tokenizer.encode(c, add_special_tokens=False) for c in choices), end_token=eos)
+        allowed = tuple(tuple(trie.allowed(answer_ids[:i])) for i in range(len(answer_ids)))
+    return Example(tuple(prompt), tuple(answer_ids), allowed)
 
 
 def encode(tokenizer: Any, messages: Sequence[Message], answer: str) -> Example:
@@ -142,10 +154,23 @@ def collate(examples: Sequence[Example], pad_id: int, share_prefix: bool = True)
         labels[row, span - len(example.answer_ids) :] = torch.tensor(example.answer_ids)
     positions = (mask.cumsum(-1) - 1).clamp(min=0) + shared
     batch = {"input_ids": ids, "attention_mask": mask, "position_ids": positions, "labels": labels}
+    if any(e.allowed for e in examples):
+        batch["allowed_ids"] = _allowed_ids(examples, span)
     if shared:
         batch["prefix_ids"] = torch.tensor([examples[0].prompt_ids[:shared]])
         batch["attention_mask"] = torch.cat([torch.ones((len(examples), shared), dtype=torch.long), mask], 1)
     return batch
+
+
+def _allowed_ids(examples: Sequence[Example], span: int) -> torch.Tensor:
+    """(batch, span, most allowed) token ids allowed at each label position, -1 padded; a position with
+    none listed (padding, unconstrained examples) is unconstrained."""
+    width = max(len(ids) for e in examples if e.allowed for ids in e.allowed)
+    allowed = torch.full((len(examples), span, width), -1, dtype=torch.long)
+    for row, example in enumerate(examples):
+        for offset, ids in enumerate(example.allowed or ()):
+            allowed[row, span - len(example.answer_ids) + offset, : len(ids)] = torch.tensor(ids)
+    return allowed
 
 
 MIN_SHARED_PREFIX = 16

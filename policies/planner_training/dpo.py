@@ -19,7 +19,7 @@ from torch.nn import functional
 from policies.planner_training.config import DPOSettings
 from policies.planner_training.data import Example, collate, encode_text
 from policies.planner_training.model import Policy, token_logprobs
-from policies.planner_training.rollouts import Episode
+from policies.planner_training.rollouts import Episode, sampled_from
 
 
 @dataclass(frozen=True)
@@ -29,8 +29,14 @@ class Pair:
 
 
 def trajectory(policy: Policy, episode: Episode) -> tuple[Example, ...]:
+    """The episode's model decisions, scored under the (constrained) distribution they were sampled from."""
     return tuple(
-        encode_text(policy.tokenizer, d.trace.attempts[-1].prompt_text, d.trace.attempts[-1].output)
+        encode_text(
+            policy.tokenizer,
+            d.trace.attempts[-1].prompt_text,
+            d.trace.attempts[-1].output,
+            sampled_from(d.trace),
+        )
         for d in episode.decisions
         if d.trace is not None and d.trace.attempts
     )

@@ -138,10 +138,23 @@ def token_logprobs(
     model: torch.nn.Module, batch: dict[str, torch.Tensor]
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Log-probability and entropy of each answer token under `model`, and the mask of answer tokens; all
-    (batch, span), aligned with `batch["labels"]`; zero where the mask is False."""
+    (batch, span), aligned with `batch["labels"]`; zero where the mask is False. With `allowed_ids`, the
+    distribution is the constrained decoder's: renormalized over the tokens allowed at that position."""
     labels = batch["labels"]
     mask = labels != IGNORE
-    logp_all = torch.log_softmax(answer_logits(model, batch).float(), dim=-1)
+    logits = answer_logits(model, batch).float()
+    if "allowed_ids" in batch:
+        logits = logits.masked_fill(~allowed_mask(batch["allowed_ids"], logits.shape), float("-inf"))
+    logp_all = torch.log_softmax(logits, dim=-1)
     chosen = logp_all.gather(-1, labels.clamp(min=0).unsqueeze(-1)).squeeze(-1)
-    entropy = -(logp_all.exp() * logp_all).sum(-1)
+    entropy = -torch.where(torch.isfinite(logp_all), logp_all.exp() * logp_all, 0.0).sum(-1)
     return chosen * mask, entropy * mask, mask
+
+
+def allowed_mask(allowed_ids: torch.Tensor, shape: torch.Size) -> torch.Tensor:
+    """Boolean (batch, span, vocab): the listed ids of each position, or every token where none are listed."""
+    listed = allowed_ids >= 0
+    counts = torch.zeros(shape, dtype=torch.int32).scatter_add_(
+        -1, allowed_ids.clamp(min=0), listed.to(torch.int32)
+    )
+    return (counts > 0) | ~listed.any(-1, keepdim=True)

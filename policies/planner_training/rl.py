@@ -92,7 +92,7 @@ def make_batch(policy: Policy, episodes: Sequence[Episode], config: PlannerTrain
     if config.algo == "hgpo":
         settings.update(max_depth=rl.max_depth, alpha=rl.alpha)
     adv = advantages(config.algo, steps, **settings) if rows else np.zeros(0)
-    examples = [encode_text(policy.tokenizer, s.prompt_text, s.output) for _, s in rows]
+    examples = [encode_text(policy.tokenizer, s.prompt_text, s.output, s.choices) for _, s in rows]
     return Batch(examples, adv)
 
 

@@ -23,6 +23,7 @@ from policies.planner_training.config import RewardWeights, RolloutSettings
 from policies.planning import Decision, LoopConfig, Planner
 from policies.planning.backends import LanguageModel
 from policies.planning.backends.batching import BatchedCalls, BatchModel, Seat
+from policies.planning.decisions import DecisionTrace
 
 T = TypeVar("T")
 
@@ -43,6 +44,7 @@ class StepData:
     output: str  # what it answered
     observation: str  # the observation as the prompt rendered it (anchor state of GiGPO / HGPO)
     reward: float
+    choices: tuple[str, ...] | None = None  # the answers decoding was constrained to (None: free)
 
 
 class Arena(Protocol):
@@ -238,6 +240,11 @@ def decision_reward(decision: Decision, last: bool, success: bool, weights: Rewa
     return reward
 
 
+def sampled_from(trace: DecisionTrace) -> tuple[str, ...] | None:
+    """The answers a decision's decoding was constrained to, or None for free decoding."""
+    return trace.valid_subgoals if trace.constrained else None
+
+
 def episode_steps(episode: Episode, weights: RewardWeights) -> list[StepData]:
     """The decisions of an episode that a model made, with their rewards (the last attempt of each)."""
     steps = []
@@ -247,7 +254,10 @@ def episode_steps(episode: Episode, weights: RewardWeights) -> list[StepData]:
         attempt = decision.trace.attempts[-1]
         last = index == len(episode.decisions) - 1
         reward = decision_reward(decision, last, episode.success, weights)
-        steps.append(StepData(attempt.prompt_text, attempt.output, decision.trace.observation, reward))
+        trace = decision.trace
+        steps.append(
+            StepData(attempt.prompt_text, attempt.output, trace.observation, reward, sampled_from(trace))
+        )
     return steps
 
 

@@ -15,6 +15,7 @@ from policies.planner_training.data import (
     DataError,
     collate,
     encode,
+    encode_text,
     load_pairs,
     read_jsonl,
 )
@@ -114,6 +115,38 @@ def test_a_shared_prompt_prefix_runs_once_with_the_same_log_probabilities_and_gr
     assert grads_a.keys() == grads_b.keys() and any(bool(g.abs().sum() > 0) for g in grads_a.values())
     for name in grads_a:
         torch.testing.assert_close(grads_a[name], grads_b[name], atol=1e-5, rtol=1e-3)
+
+
+def test_constrained_answers_score_under_the_decoders_distribution(tiny_planner_dir: Path) -> None:
+    """With the choices decoding was constrained to, an answer's log-probability is the constrained
+    decoder's: over all choices the sequence probabilities sum to one, each at least its full-vocabulary
+    probability, and the entropy is that of the allowed tokens."""
+    policy = load_policy(str(tiny_planner_dir), "", LoraSettings())
+    policy.model.eval()
+    messages = [{"role": "user", "content": "Scene: red_block, blue_block, left_plate. Next subgoal:"}]
+    choices = ["pick(red_block)", "pick(blue_block)", "push(red_block, left_plate)", "done()"]
+    prompt = encode(policy.tokenizer, messages, choices[0]).prompt_ids  # type: ignore[arg-type]
+    text = policy.tokenizer.decode(prompt)
+    constrained = [encode_text(policy.tokenizer, text, c, choices) for c in choices]
+    free = [encode_text(policy.tokenizer, text, c) for c in choices]
+    assert constrained[0].allowed is not None and len(constrained[0].allowed) == len(
+        constrained[0].answer_ids
+    )
+    with torch.no_grad():
+        logp_c, entropy_c, mask = token_logprobs(policy.model, collate(constrained, policy.pad_id))
+        logp_f, entropy_f, _ = token_logprobs(policy.model, collate(free, policy.pad_id))
+    sequences_c, sequences_f = logp_c.sum(-1).exp(), logp_f.sum(-1).exp()
+    assert float(sequences_c.sum()) == pytest.approx(1.0, abs=1e-5)
+    assert bool((sequences_c >= sequences_f).all()) and float(sequences_f.sum()) < 0.5
+    span = mask.shape[1]
+    forced = [
+        (row, span - len(e.answer_ids) + i)
+        for row, e in enumerate(constrained)
+        for i, ids in enumerate(e.allowed or ())
+        if len(ids) == 1
+    ]
+    assert forced and all(float(entropy_c[row, col]) == 0.0 for row, col in forced)
+    assert bool((entropy_c[mask] <= entropy_f[mask] + 1e-5).all())
 
 
 def test_decision_logs_give_successful_decisions_only(tmp_path: Path) -> None:
