@@ -17,7 +17,12 @@ digest=$(cat requirements.txt requirements-nodeps.txt pyproject.toml | sha256sum
 if [ "$(cat "$stamp" 2>/dev/null)" != "$digest" ]; then
   echo "setup: installing pinned requirements (a few minutes on a fresh machine)"
   # The machine's pip config lists local mirrors that may be absent: drop those warnings only.
-  pip_quiet() { "$VENV/bin/python" -m pip "$@" 2>&1 | grep -v "is ignored: it is neither a file nor a directory" || true; }
+  pip_quiet() {
+    if ! "$VENV/bin/python" -m pip "$@" 2>&1 | { grep -v "is ignored: it is neither a file nor a directory" || true; }; then
+      echo "setup: \`pip $*\` failed (see above): fix its cause (disk space, network) and run \`make setup\` again" >&2
+      exit 1
+    fi
+  }
   pip_quiet install -q -r requirements.txt
   pip_quiet install -q --no-deps -r requirements-nodeps.txt
   pip_quiet install -q --no-deps --no-build-isolation -e .
