@@ -41,7 +41,10 @@ class BenchPlannerConfig:
     json: Path = Path("runs/bench/planner.json")
 
 
-def rollouts(policy: Policy, train: PlannerTrainConfig, states: list[str], group: int) -> dict[str, Any]:
+def rollouts(
+    policy: Policy, train: PlannerTrainConfig, states: list[str], group: int
+) -> tuple[dict[str, Any], list[Example]]:
+    """The figures of sampled rollouts, and their decisions as the update's examples."""
     arena = make_arena("tabletop", train.rollout)
     started = time.perf_counter()
     episodes = rl.play(arena, policy, train, states, group, sample=True, seed=train.seed)
@@ -57,8 +60,7 @@ def rollouts(policy: Policy, train: PlannerTrainConfig, states: list[str], group
         "decisions_per_s": metrics["rollout/decisions"] / seconds,
         "generated_tokens_per_s": metrics["perf/generated_tokens_per_s"],
         "success_rate": metrics["rollout/success_rate"],
-        "examples": rl.make_batch(policy, episodes, train).examples,
-    }
+    }, rl.make_batch(policy, episodes, train).examples
 
 
 def update_rate(policy: Policy, examples: list[Example], minibatch: int, share: bool) -> dict[str, Any]:
@@ -94,15 +96,15 @@ def run(config: BenchPlannerConfig) -> dict[str, Any]:
     )
     policy = load_policy(train.model, train.adapter, train.lora)
     states = [f"{task}:{seed}" for task in config.tasks for seed in range(config.groups)]
-    played = []
-    for batch in tqdm(config.batches, desc="rollouts", unit="case", leave=False):
-        setting = replace(train, rollout=replace(train.rollout, batch=batch))
-        played.append(rollouts(policy, setting, states, config.group_size))
-    examples = played[0].pop("examples")
-    for case in played[1:]:
-        case.pop("examples")
+    played = [
+        rollouts(
+            policy, replace(train, rollout=replace(train.rollout, batch=batch)), states, config.group_size
+        )
+        for batch in tqdm(config.batches, desc="rollouts", unit="case", leave=False)
+    ]
+    examples = played[0][1]  # the first case's decisions: the same prompts for both update modes
     updates = [update_rate(policy, examples, config.minibatch, share) for share in (False, True)]
-    return {"rollouts": played, "updates": updates}
+    return {"rollouts": [figures for figures, _ in played], "updates": updates}
 
 
 def _parse(argv: list[str]) -> BenchPlannerConfig:

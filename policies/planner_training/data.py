@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from policies.planning.backends.transformers_lm import chat_prompt
+from policies.planning.backends.transformers_lm import chat_prompt, shared_prefix
 from policies.planning.constraint import TokenTrie
 from policies.planning.decisions import Message
 
@@ -141,7 +141,7 @@ def collate(examples: Sequence[Example], pad_id: int, share_prefix: bool = True)
     planner prompt) come once as `prefix_ids` (1, P), run once and expanded to the batch by
     `model.answer_logits`; the rest is padded as above, its positions and attention mask counting the
     prefix (attention_mask (B, P + length))."""
-    shared = _shared_prompt(examples) if share_prefix and len(examples) > 1 else 0
+    shared = shared_prefix([e.prompt_ids for e in examples]) if share_prefix and len(examples) > 1 else 0
     length = max(len(e.prompt_ids) + len(e.answer_ids) for e in examples) - shared
     span = max(len(e.answer_ids) for e in examples)
     ids = torch.full((len(examples), length), pad_id, dtype=torch.long)
@@ -171,19 +171,3 @@ def _allowed_ids(examples: Sequence[Example], span: int) -> torch.Tensor:
         for offset, ids in enumerate(example.allowed or ()):
             allowed[row, span - len(example.answer_ids) + offset, : len(ids)] = torch.tensor(ids)
     return allowed
-
-
-MIN_SHARED_PREFIX = 16
-"""Shorter shared prompt prefixes are not worth a separate forward pass."""
-
-
-def _shared_prompt(examples: Sequence[Example]) -> int:
-    """Leading prompt tokens all examples share, leaving each at least its last prompt token (whose
-    output predicts the first answer token); 0 below MIN_SHARED_PREFIX."""
-    first = examples[0].prompt_ids
-    shared = min(len(e.prompt_ids) for e in examples) - 1
-    for position in range(shared):
-        if any(e.prompt_ids[position] != first[position] for e in examples):
-            shared = position
-            break
-    return shared if shared >= MIN_SHARED_PREFIX else 0

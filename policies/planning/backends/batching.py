@@ -38,7 +38,6 @@ class BatchedCalls:
         self._lock = threading.Lock()
         self._seated: set[int] = set()
         self._pending: list[_Request] = []
-        self.batch_sizes: list[int] = []  # of every generation run, for throughput figures
 
     def seat(self, number: int) -> Seat:
         """A place for episode `number` (rows are ordered by it); batches wait for it until it leaves."""
@@ -75,7 +74,6 @@ class BatchedCalls:
     def _run(self, batch: list[_Request]) -> None:
         if not batch:
             return
-        self.batch_sizes.append(len(batch))
         error: Exception | None = None
         try:
             answers = self.model.complete_batch([(r.messages, r.choices) for r in batch])

@@ -33,7 +33,7 @@ MODEL_ALIASES = {DEFAULT_MODEL: MODELS_DIR / DEFAULT_MODEL}
 PRETRAINED_ADAPTERS = Path(__file__).resolve().parents[2] / "pretrained" / "planner"
 """LoRA adapters shipped with the project, one folder per planning domain (`hgpo train-planner` output)."""
 MIN_PREFIX_REUSE = 16
-"""Reuse the previous call's KV cache when the prompts share at least this many leading tokens."""
+"""Reuse a KV cache (the previous call's, a batch's shared prefix) for at least this many leading tokens."""
 
 
 def resolve_model(name: str) -> str:
@@ -258,14 +258,12 @@ class TransformersModel:
         texts = [chat_prompt(self.tokenizer, messages) for messages, _ in requests]
         ids = [self.tokenizer.encode(text, add_special_tokens=False) for text in texts]
         tries = [self._trie(choices) for _, choices in requests]
-        shared = _shared_prefix(ids)
+        shared = shared_prefix(ids)
         cache = DynamicCache()
-        if shared >= MIN_PREFIX_REUSE:
+        if shared:
             with torch.inference_mode():
                 self.model(input_ids=torch.tensor([ids[0][:shared]]), past_key_values=cache, use_cache=True)
             cache.batch_repeat_interleave(len(ids))
-        else:
-            shared = 0
         width = max(len(row) for row in ids) - shared
         input_ids, attention = [], []
         for row in ids:  # prefix | padding | tail: positions follow the mask, so padding shifts nothing
@@ -288,10 +286,13 @@ class TransformersModel:
         ]
 
 
-def _shared_prefix(rows: Sequence[list[int]]) -> int:
-    """Leading tokens every row shares, leaving each at least one token of its own to feed."""
+def shared_prefix(rows: Sequence[Sequence[int]]) -> int:
+    """Leading tokens every row shares, leaving each at least one token of its own (the last prompt token,
+    whose output predicts the answer's first); 0 when shorter than MIN_PREFIX_REUSE, not worth a separate
+    forward pass. Batched generation and training batches both run such a prefix once."""
     shared = min(len(row) for row in rows) - 1
     for position in range(shared):
         if any(row[position] != rows[0][position] for row in rows):
-            return position
-    return max(shared, 0)
+            shared = position
+            break
+    return shared if shared >= MIN_PREFIX_REUSE else 0
