@@ -40,7 +40,7 @@ from policies.planning.backends import ModelError
 from ros_nodes.estop import EmergencyStopError, EstopMonitor
 from ros_nodes.node_main import Parameters, log_outcome, run_node
 from ros_nodes.planner_worlds import make_world
-from ros_nodes.waiting import PeerTimeoutError, send_goal, wait_for
+from ros_nodes.waiting import PeerTimeoutError, call_service, send_goal
 from sim.tabletop import Subgoal
 
 
@@ -163,8 +163,9 @@ class Planner(Node):
                 f"service {self.reset_client.srv_name} not available: is {self.world.source} running?"
             )
         self._mark_request()
-        future = self.reset_client.call_async(request)
-        return wait_for(future, self.peer_timeout_s, f"service {self.reset_client.srv_name}")
+        return call_service(
+            self.reset_client, request, self.peer_timeout_s, f"service {self.reset_client.srv_name}"
+        )
 
     def stop_work(self) -> None:
         self._stopping.set()

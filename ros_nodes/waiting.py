@@ -10,10 +10,13 @@ from typing import Any, TypeVar
 
 from rclpy.action import ActionClient
 from rclpy.action.client import ClientGoalHandle
+from rclpy.client import Client
 from rclpy.task import Future
 from unique_identifier_msgs.msg import UUID
 
 T = TypeVar("T")
+Request = TypeVar("Request")
+Response = TypeVar("Response")
 SEND_ATTEMPTS = 3
 GIVE_UP_POLL_S = 0.05
 
@@ -37,6 +40,34 @@ def wait_for(future: Future[T], timeout_s: float, what: str) -> T:
     if result is None:  # done without a result: the future was cancelled
         raise PeerTimeoutError(f"{what}: cancelled before an answer came")
     return result
+
+
+def call_service(
+    client: Client[Request, Response], request: Request, timeout_s: float, what: str
+) -> Response:
+    """Call a service whose repeat does no harm (a reset to a seed), resending when no answer comes.
+
+    A server that has not yet matched this client's response reader drops its answer, as it drops an action
+    goal's (see `send_goal`); the request then waits out its deadline with the server long done. The first
+    answer to any copy wins, and the copies still pending are forgotten.
+    """
+    answered = threading.Event()
+    futures: list[Future[Response]] = []
+    try:
+        for _ in range(SEND_ATTEMPTS):
+            future = client.call_async(request)
+            future.add_done_callback(lambda _f: answered.set())
+            futures.append(future)
+            if answered.wait(timeout_s):
+                response = next(f for f in futures if f.done()).result()
+                if response is None:
+                    raise PeerTimeoutError(f"{what}: cancelled before an answer came")
+                return response
+    finally:
+        for future in futures:
+            if not future.done():
+                client.remove_pending_request(future)
+    raise PeerTimeoutError(f"{what}: no answer ({SEND_ATTEMPTS} tries of {timeout_s:.1f} s)")
 
 
 def send_goal(

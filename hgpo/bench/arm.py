@@ -119,10 +119,10 @@ class Observer:
             ),
             timeout_s,
         )
-        from ros_nodes.waiting import wait_for
+        from ros_nodes.waiting import call_service
 
-        response = wait_for(
-            self.reset_scene.call_async(self._reset_scene_type.Request(task="reach")), 10.0, "reset_scene"
+        response = call_service(
+            self.reset_scene, self._reset_scene_type.Request(task="reach"), 10.0, "reset_scene"
         )
         if not response.success:
             raise RuntimeError(f"reset_scene: {response.message}")
@@ -167,11 +167,11 @@ class Observer:
         return stamp
 
     def clear_estop(self) -> None:
-        from ros_nodes.waiting import wait_for
+        from ros_nodes.waiting import call_service
 
         self.estop(False)
         for _ in range(50):
-            response = wait_for(self.reset_estop.call_async(self._trigger.Request()), 10.0, "reset_estop")
+            response = call_service(self.reset_estop, self._trigger.Request(), 10.0, "reset_estop")
             if response.success:
                 break
             threading.Event().wait(0.02)  # the release (a topic) may arrive after the call (a service)

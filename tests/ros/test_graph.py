@@ -16,7 +16,7 @@ from hgpo_msgs.action import ExecuteSubgoal, RunTask
 from hgpo_msgs.msg import SceneState, Subgoal
 from hgpo_msgs.srv import ResetScene
 
-from ros_nodes.waiting import wait_for
+from ros_nodes.waiting import call_service
 from sim.tabletop import make_task
 from tests.processes import Captured
 from tests.ros.conftest import REPO, Launched
@@ -65,7 +65,7 @@ def subgoal(skill: str, *args: str, timeout_s: float = 0.0) -> ExecuteSubgoal.Go
 def reset(node, seed: int, task: str = "stack", service: str = "/hgpo/reset_scene") -> ResetScene.Response:
     client = node.create_client(ResetScene, service)
     assert client.wait_for_service(timeout_sec=DISCOVERY_S), "reset_scene never appeared"
-    return wait_for(client.call_async(ResetScene.Request(task=task, seed=seed)), DISCOVERY_S, "reset")
+    return call_service(client, ResetScene.Request(task=task, seed=seed), DISCOVERY_S, "reset")
 
 
 def test_run_task_over_dds(graph: Launched, test_node) -> None:
