@@ -102,6 +102,16 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--max-subgoals", type=int, default=10, help="fail an episode after this many subgoals (sort needs 8)"
     )
+    parser.add_argument(
+        "--skills",
+        default="onnx",
+        choices=("onnx", "expert"),
+        help="the controller's skill policy: onnx (learned where --skill-dir has a policy file, else the "
+        "expert, as `hgpo launch sim` runs) or expert (scripted only) (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--skill-dir", type=Path, help="skills onnx: folder of SKILL/policy.onnx files (default: the shipped)"
+    )
     parser.add_argument("--physics-rate", type=float, default=100.0, help="world steps per second (Hz)")
     parser.add_argument("--control-rate", type=float, default=25.0, help="controller ticks per second (Hz)")
     return parser
@@ -124,11 +134,11 @@ def _llm_config(args: argparse.Namespace) -> LLMConfig:
 def main(argv: list[str]) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
-    from policies.control import ExpertSkillPolicy
+    from policies.control import SkillPolicyConfig, make_skill_policy
     from policies.evaluation import run_episode
     from policies.planning import DecisionLog, LoopConfig, PlannerError, make_planner
     from policies.planning.backends import ModelError
-    from sim.tabletop import TASKS, TabletopWorld, WorldConfig, make_task
+    from sim.tabletop import SKILLS, TASKS, TabletopWorld, WorldConfig, make_task
 
     hold = args.physics_rate / args.control_rate if args.control_rate > 0 else 0.0
     if args.episodes < 1 or args.max_subgoals < 1 or hold < 1 or abs(hold - round(hold)) > 1e-9:
@@ -137,6 +147,7 @@ def main(argv: list[str]) -> int:
     try:
         for name in tasks:
             make_task(name, 0)
+        policy = make_skill_policy(args.skills, SkillPolicyConfig(model_dir=args.skill_dir))
         llm = _llm_config(args)
         print(f"loading planner {args.planner!r} ...", flush=True)
         planner = make_planner(args.planner, llm)
@@ -155,11 +166,12 @@ def main(argv: list[str]) -> int:
         "max_subgoals": args.max_subgoals,
         "physics_rate_hz": args.physics_rate,
         "control_rate_hz": args.control_rate,
+        "skills": {skill: policy.source(skill) for skill in SKILLS},
         "llm": asdict(llm) if args.planner == "llm" else None,
     }
     (run_dir / "config.json").write_text(json.dumps(config, indent=2) + "\n")
+    print("skills: " + "; ".join(f"{skill}: {source}" for skill, source in config["skills"].items()))
     world = TabletopWorld(WorldConfig(control_dt=1.0 / args.physics_rate))
-    policy = ExpertSkillPolicy()
     loop = LoopConfig(max_subgoals=args.max_subgoals)
     episodes: list[EpisodeResult] = []
     jobs = [

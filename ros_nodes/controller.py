@@ -78,12 +78,12 @@ class Controller(Node):
         )
         config = SkillPolicyConfig(Path(model_dir) if model_dir else None, fallback, horizon)
         self.policy = make_skill_policy(policy, config)  # a bad policy file: exit 2 with its error
+        for skill in SKILLS:
+            self.get_logger().info(f"{skill}: {self.policy.source(skill)}")
         if policy == "onnx":  # onnxruntime is imported only by nodes that use it (it is slow to load)
             from policies.control.onnx_skill_policy import OnnxSkillPolicy
 
             assert isinstance(self.policy, OnnxSkillPolicy)
-            for skill in SKILLS:
-                self.get_logger().info(f"{skill}: {self.policy.source(skill)}")
             for note in self.policy.deployment_differences(self.command_scale.max_speed, 1.0 / self.rate_hz):
                 self.get_logger().warning(note)
         self.estop = EstopMonitor(self)  # arm_bridge's latched e-stop: no subgoal starts or runs under it

@@ -21,7 +21,7 @@ from sim.skill_env import GOAL_LAYOUT, OBSERVATION_LAYOUT
 GAIN = 10.0  # full speed from 10 cm away
 
 
-def proportional_reach_actor() -> GoalConditionedActor:
+def proportional_reach_actor(gain: float = GAIN) -> GoalConditionedActor:
     obs_dim, goal_dim = len(OBSERVATION_LAYOUT), len(GOAL_LAYOUT)
     actor = GoalConditionedActor(ActorConfig(obs_dim, goal_dim, hidden=(6, 6)))
     first, second, out = (m for m in actor.trunk if isinstance(m, torch.nn.Linear))
@@ -35,14 +35,15 @@ def proportional_reach_actor() -> GoalConditionedActor:
             first.weight[axis + 3, goal], first.weight[axis + 3, ee] = -1.0, 1.0
         second.weight.copy_(torch.eye(6))
         for axis in range(3):
-            out.weight[axis, axis], out.weight[axis, axis + 3] = GAIN, -GAIN
+            out.weight[axis, axis], out.weight[axis, axis + 3] = gain, -gain
         out.bias[3] = -5.0  # gripper open; rows 4..7 (log std) stay 0
     return actor.eval()  # normalizers at mean 0, variance 1: positions pass through unchanged
 
 
-def write_policy_folder(folder: Path) -> Path:
-    """folder/reach/policy.onnx (and its checkpoint actor.pt); returns the folder."""
-    actor = proportional_reach_actor()
+def write_policy_folder(folder: Path, gain: float = GAIN) -> Path:
+    """folder/reach/policy.onnx (and its checkpoint actor.pt); returns the folder. A negative gain drives the
+    arm away from its goal: a valid file that fails every reach."""
+    actor = proportional_reach_actor(gain)
     info = PolicyInfo(
         skills=("reach",),
         obs_layout=tuple((name, 1) for name in OBSERVATION_LAYOUT),

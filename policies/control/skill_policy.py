@@ -19,6 +19,10 @@ class SkillPolicy(Protocol):
 
     def act(self, subgoal: Subgoal, state: SceneState) -> np.ndarray: ...
 
+    def source(self, planner_skill: str) -> str:
+        """What executes a planner skill, for logs and run configs."""
+        ...
+
 
 class ExpertSkillPolicy:
     """The scripted experts of `sim.tabletop`: the reference that learned skills are measured against."""
@@ -27,6 +31,9 @@ class ExpertSkillPolicy:
 
     def act(self, subgoal: Subgoal, state: SceneState) -> np.ndarray:
         return expert_action(subgoal, state)
+
+    def source(self, planner_skill: str) -> str:
+        return "expert (scripted)"
 
 
 GOAL_HORIZON_M = 0.12

@@ -61,6 +61,12 @@ class RolloutSettings:
     """An episode fails after this many executed subgoals (alfworld: the game's command budget)."""
     subgoal_timeout_s: float = 12.0
     """tabletop: simulated seconds a subgoal may take."""
+    skills: str = "onnx"
+    """tabletop: the controller's skill policy backend (`policies/control`): onnx runs the learned policies
+    in `skill_dir` and the scripted expert for skills without one, as `hgpo launch sim` does; expert runs
+    the scripted skills only."""
+    skill_dir: str = ""
+    """tabletop, skills onnx: folder of `<skill>/policy.onnx` files; "": the shipped pretrained ones."""
     action_hold: int = 4
     """tabletop: physics steps per control tick (100 Hz physics, 25 Hz control)."""
     temperature: float = 1.0

@@ -1,6 +1,7 @@
 """Episodes for planner training, played in-process through the planner node's closed loop against the
-same world and skill code the bridges use (tabletop: MuJoCo with the scripted skills; alfworld: the text
-env with the text skills), and the per-decision rewards of those episodes.
+same world and skill code the bridges use (tabletop: MuJoCo with the controller's skill policies, learned
+where a policy file exists; alfworld: the text env with the text skills), and the per-decision rewards of
+those episodes.
 
 An arena names its initial states ("reach:17", or an ALFWorld game's folder) and plays one episode from
 one of them with a given planner; the RL and DPO loops only know this interface. `play_episodes` plays
@@ -93,7 +94,7 @@ class TabletopArena:
     max_concurrent = 64
 
     def __init__(self, settings: RolloutSettings) -> None:
-        from policies.control import ExpertSkillPolicy
+        from policies.control import SkillPolicyConfig, make_skill_policy
         from sim.tabletop import TASKS, TabletopWorld, WorldConfig
 
         unknown = sorted(set(settings.tasks) - set(TASKS))
@@ -101,7 +102,8 @@ class TabletopArena:
             raise ValueError(f"unknown tabletop tasks {unknown}; known: {', '.join(TASKS)}")
         self.settings = settings
         self.worlds = Pool(lambda: TabletopWorld(WorldConfig(control_dt=0.01)))
-        self.policy = ExpertSkillPolicy()
+        skill_dir = Path(settings.skill_dir) if settings.skill_dir else None
+        self.policy = make_skill_policy(settings.skills, SkillPolicyConfig(model_dir=skill_dir))
         self.loop = LoopConfig(max_subgoals=settings.max_subgoals)
 
     def train_states(self) -> list[str]:

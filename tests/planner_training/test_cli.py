@@ -74,6 +74,27 @@ def test_eval_planner_evaluates_an_adapter(
     assert "has no adapter_config.json" in capsys.readouterr().err
 
 
+def test_eval_planner_runs_the_skill_policies_it_is_given(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The learned skills of `--skill-dir` (a reach file driving the arm away: reach fails), the expert for
+    skills without a file; the run config says which ran what; a folder without files exits 2."""
+    from tests.skill_policy_files import GAIN, write_policy_folder
+
+    away = write_policy_folder(tmp_path / "away", -GAIN)
+    args = ["eval-planner", "--planner", "expert", "--task", "reach", "--episodes", "1"]
+    assert hgpo([*args, "--skill-dir", str(away), "--run-dir", str(tmp_path / "onnx")]) == 0
+    config = json.loads((tmp_path / "onnx" / "config.json").read_text())
+    assert config["skills"]["reach"].startswith(str(away / "reach" / "policy.onnx"))
+    assert config["skills"]["pick"] == "expert (fallback: no policy file)"
+    assert json.loads((tmp_path / "onnx" / "metrics.json").read_text())["success_rate"] == 0.0
+    assert hgpo([*args, "--skills", "expert", "--run-dir", str(tmp_path / "expert")]) == 0
+    assert json.loads((tmp_path / "expert" / "metrics.json").read_text())["success_rate"] == 1.0
+    (tmp_path / "empty").mkdir()
+    assert hgpo([*args, "--skill-dir", str(tmp_path / "empty"), "--run-dir", str(tmp_path / "bad")]) == 2
+    assert f"no policy files (<skill>/policy.onnx) in {tmp_path / 'empty'}" in capsys.readouterr().err
+
+
 def test_alfworld_eval_evaluates_an_adapter(
     tiny_planner_dir: Path, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory,
     capsys: pytest.CaptureFixture[str],

@@ -1,6 +1,6 @@
 """RL and DPO: the objectives on hand-computed numbers, rewards from decisions, and each algorithm raising
 the tiny GPT-2 planner's success on a real tabletop task (reach, seed 0, through the planner node's closed
-loop and the scripted skills) above its measured start within a CI budget."""
+loop and the controller's skill policies) above its measured start within a CI budget."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from policies.planner_training import rl
-from policies.planner_training.config import LoraSettings, RewardWeights, from_mapping
+from policies.planner_training.config import LoraSettings, RewardWeights, RolloutSettings, from_mapping
 from policies.planner_training.data import collate
 from policies.planner_training.dpo import dpo_loss
 from policies.planner_training.model import load_policy, token_logprobs
@@ -21,6 +21,8 @@ from policies.planner_training.rollouts import Episode, decision_reward, make_ar
 from policies.planner_training.runner import train
 from policies.planning import Decision, LLMConfig, make_planner
 from policies.planning.backends.transformers_lm import TransformersModel
+from policies.skills.onnx_contract import PolicyFileError
+from tests.skill_policy_files import GAIN, write_policy_folder
 
 
 def test_clipped_token_level_objective_by_hand() -> None:
@@ -121,6 +123,27 @@ def save_random_adapter(model_dir: Path, folder: Path) -> None:
             if "lora_B" in name:
                 param.normal_(0.0, 0.5)
     start.save(folder)
+
+
+@pytest.mark.parametrize(
+    ("skills", "gain", "solved"), [("expert", None, True), ("onnx", GAIN, True), ("onnx", -GAIN, False)]
+)
+def test_tabletop_rollouts_run_subgoals_through_the_configured_skill_policy(
+    skills: str, gain: float | None, solved: bool, tmp_path: Path
+) -> None:
+    """Rollouts execute subgoals with the controller's skill backends, as the sim launch does (`onnx`: the
+    policy files, the expert for skills without one): a reach file that drives the arm away from its goal
+    fails the episode that the scripted expert and a working file solve."""
+    folder = "" if gain is None else str(write_policy_folder(tmp_path, gain))
+    settings = RolloutSettings(tasks=("reach",), skills=skills, skill_dir=folder, subgoal_timeout_s=3.0)
+    arena = make_arena("tabletop", settings)
+    episode = arena.play("reach:0", make_planner("expert"))
+    assert episode.success is solved and len(episode.decisions) >= 1
+
+
+def test_a_skill_folder_without_policy_files_is_refused_naming_it(tmp_path: Path) -> None:
+    with pytest.raises(PolicyFileError, match=f"no policy files .* in {tmp_path}"):
+        make_arena("tabletop", RolloutSettings(skills="onnx", skill_dir=str(tmp_path)))
 
 
 def model_outputs(episodes: list[Episode]) -> list[list[str]]:
