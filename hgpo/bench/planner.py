@@ -1,8 +1,8 @@
 """`hgpo bench planner`: planner-training throughput on this machine, side by side in one run.
 
 - Rollouts: sampled episodes of the planner being trained (its `LLMPlanner`, constrained decoding, the
-  controller's skill policies as `rollout.skills` says), played one at a time and `rollout.batch` at a time (decisions batched
-  into one generation): episodes/s, decisions/s and generated tokens/s.
+  controller's skill policies as `rollout.skills` says), played one at a time and `rollout.batch` at a
+  time (decisions batched into one generation): episodes/s, decisions/s and generated tokens/s.
 - Updates: forward and backward of the policy's answer log-probabilities on minibatches of those
   decisions, as the RL update and BC run them, with the prompts' shared prefix run once per minibatch
   and without: training tokens/s (prompt and answer tokens of the examples).
