@@ -111,7 +111,12 @@ def eval_main(argv: list[str]) -> int:
         "type in the layout of the ReAct and GiGPO tables and write the figures as JSON.",
     )
     _games_argument(parser)
-    parser.add_argument("--planner", default="expert", help="planner backend (%(default)s)")
+    parser.add_argument(
+        "--planner",
+        default="expert",
+        help="planner backend: expert (ALFWorld's planner expert), searcher (the expert without its "
+        "knowledge of hidden objects), llm (%(default)s)",
+    )
     parser.add_argument("--json", type=Path, help="write the summary and every episode here")
     parser.add_argument(
         "--config",
@@ -130,6 +135,7 @@ def eval_main(argv: list[str]) -> int:
     from hgpo.eval_planner import llm_settings_from_yaml
     from policies.alfworld.episodes import run_episode
     from policies.alfworld.evaluation import paper_table, summarize
+    from policies.alfworld.planners import EXPERT_PLAN_PLANNERS
     from policies.planning import LLMConfig, make_planner
     from policies.planning.backends import ModelError
     from sim.alfworld import AlfworldTextEnv, GameFileError
@@ -143,7 +149,7 @@ def eval_main(argv: list[str]) -> int:
     except ModelError as err:
         print(f"error: planner {args.planner!r} cannot start: {err}", file=sys.stderr)
         return 2
-    with_expert = args.planner == "expert"
+    with_expert = args.planner in EXPERT_PLAN_PLANNERS
     games = _games(args, parser)
     env = AlfworldTextEnv(max_steps=args.max_steps, expert=with_expert)
     results = []
@@ -182,16 +188,24 @@ def eval_main(argv: list[str]) -> int:
 def demos_main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="hgpo alfworld demos",
-        description="Play every game with the expert planner and write one JSONL record per decision: "
-        "observation, history, admissible subgoals, the expert's subgoal and the LLM planner's messages.",
+        description="Play every game with an expert planner and write one JSONL record per decision of each "
+        "game it wins: observation, history, admissible subgoals, the expert's subgoal and the LLM planner's "
+        "messages.",
     )
     _games_argument(parser)
     parser.add_argument("--out", type=Path, required=True, help="JSONL file to write")
+    parser.add_argument(
+        "--planner",
+        default="searcher",
+        choices=("searcher", "expert"),
+        help="searcher: decisions that follow from what the planner observes, as a model can learn them; "
+        "expert: ALFWorld's planner expert, which walks straight to hidden objects (%(default)s)",
+    )
     args = parser.parse_args(argv)
     from tqdm import tqdm
 
     from policies.alfworld.episodes import demo_record, run_episode
-    from policies.alfworld.planners import ExpertAlfworldPlanner
+    from policies.planning import make_planner
     from policies.planning.alfworld_domain import AlfworldDomain
     from policies.planning.prompting import PromptBuilder
     from sim.alfworld import AlfworldTextEnv
@@ -200,7 +214,7 @@ def demos_main(argv: list[str]) -> int:
 
     games = _games(args, parser)
     env = AlfworldTextEnv(max_steps=args.max_steps, expert=True)
-    planner = ExpertAlfworldPlanner()
+    planner = make_planner(args.planner, domain="alfworld")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     records = won = 0
     partial = args.out.with_name(args.out.name + ".partial")
@@ -220,5 +234,5 @@ def demos_main(argv: list[str]) -> int:
     finally:
         env.close()
     partial.replace(args.out)
-    print(f"wrote {records} records from {won}/{len(games)} expert-solved games to {args.out}")
+    print(f"wrote {records} records from {won}/{len(games)} games the {args.planner} solved to {args.out}")
     return 0

@@ -2,17 +2,40 @@
 (`AlfworldView`), registered under the `alfworld` domain in `policies.planning.registry`.
 
 `expert` maps the first command of ALFWorld's planner expert (Fast Downward on the game's PDDL, replanned
-from the current state) onto the subgoal vocabulary: the oracle for generated games and the source of
-demonstrations. `llm` is the project's `LLMPlanner` on the `alfworld` domain (built by the registry).
+from the current state) onto the subgoal vocabulary: the oracle for generated games. `searcher` is that
+expert without its knowledge of where things are hidden, the source of demonstrations. `llm` is the
+project's `LLMPlanner` on the `alfworld` domain (built by the registry).
 """
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
+
 from policies.planning.alfworld_domain import AlfworldView
 from policies.planning.decisions import DecisionTrace
 from policies.planning.domain import Subgoal
-from policies.planning.planner import PlannerError, PlanningContext
+from policies.planning.planner import PlannerError, PlanningContext, StepRecord
 from sim.alfworld import subgoal_for_command
+
+EXPERT_PLAN_PLANNERS = frozenset({"expert", "searcher"})
+"""Planners that read ALFWorld's planner expert's plan: their env must run the expert."""
+
+
+def _expert_plan(context: PlanningContext[AlfworldView], planner: str) -> tuple[str, ...]:
+    plan = context.state.expert_plan
+    if plan is None:
+        raise PlannerError(
+            f"the {planner} planner needs the world's expert plan: run the bridge or env with expert enabled"
+        )
+    return plan
+
+
+def _subgoal(command: str) -> Subgoal:
+    subgoal = subgoal_for_command(command)
+    if subgoal is None:
+        raise PlannerError(f"the planner expert's command {command!r} is outside the skill vocabulary")
+    return Subgoal(subgoal.skill, subgoal.args)
 
 
 class ExpertAlfworldPlanner:
@@ -22,14 +45,117 @@ class ExpertAlfworldPlanner:
     last_trace: DecisionTrace | None = None
 
     def next_subgoal(self, context: PlanningContext[AlfworldView]) -> Subgoal | None:
-        plan = context.state.expert_plan
-        if plan is None:
-            raise PlannerError(
-                "the expert planner needs the world's expert plan: run the bridge or env with expert enabled"
-            )
+        plan = _expert_plan(context, self.name)
+        return _subgoal(plan[0]) if plan else None
+
+
+_ARRIVE = re.compile(r"You arrive at (?:the )?([\w ]+? \d+)\.")
+_OPEN = re.compile(r"You open the ([\w ]+? \d+)\.")
+_SEEN = re.compile(r"you see (.+?)\.", re.IGNORECASE)
+_CLOSED = re.compile(r"The ([\w ]+? \d+) is closed\.")
+_MOVED = re.compile(r"^You (?:pick up|move) the ([\w ]+? \d+) (?:from|to) the")
+_FETCH = re.compile(r"^(?:take (?P<taken>.+?) from .+|use (?P<used>.+))$")
+
+
+def _things(listing: str) -> list[str]:
+    """'a bed 1, a drawer 2, and a desk 1' -> ['bed 1', 'drawer 2', 'desk 1']."""
+    if listing.startswith("nothing"):
+        return []
+    items = re.split(r",\s*(?:and\s+)?|\s+and\s+", listing)
+    return [re.sub(r"^(?:an?|the)\s+", "", item.strip()) for item in items if item.strip()]
+
+
+def _kind(name: str) -> str:
+    return name.rsplit(" ", 1)[0]
+
+
+@dataclass(frozen=True)
+class _Search:
+    """What an agent knows from the room and the game's answers so far."""
+
+    receptacles: list[str]  # in the order the room lists them
+    visited: list[str]
+    here: str | None
+    closed_here: bool
+    seen_at: dict[str, str]  # object -> receptacle where it was last seen (not those moved since)
+    visible_here: list[str]
+
+
+def _search_state(room: str, history: tuple[StepRecord, ...], last: str) -> _Search:
+    listed = _SEEN.search(room.split("Your task is to:")[0])
+    visited: list[str] = []
+    seen_at: dict[str, str] = {}
+    here: str | None = None
+    visible: list[str] = []
+    closed = False
+    for text in [r.message for r in history] + [last]:
+        arrived, opened = _ARRIVE.search(text), _OPEN.search(text)
+        if arrived:
+            here, visible, closed = arrived.group(1), [], bool(_CLOSED.search(text))
+            visited.append(here)
+        if opened:
+            here, closed = opened.group(1), False
+        if (arrived or opened) and (seen := _SEEN.search(text)) and here is not None:
+            visible = _things(seen.group(1))
+            seen_at.update((thing, here) for thing in visible)
+        if moved := _MOVED.match(text):  # in hand, or put where it belongs: not to be fetched again
+            seen_at.pop(moved.group(1), None)
+            visible = [thing for thing in visible if thing != moved.group(1)]
+    return _Search(_things(listed.group(1)) if listed else [], visited, here, closed, seen_at, visible)
+
+
+class SearchingAlfworldPlanner:
+    """ALFWorld's planner expert as an agent that cannot see inside the room would follow it.
+
+    The expert walks straight to the one receptacle hiding what it needs (the apple in the garbage can),
+    which nothing in the planner's observation tells; demonstrations of that teach a guess. This planner
+    goes where the expert goes only for what it has seen there (or for a receptacle the room lists, as a
+    destination). Otherwise it searches: it takes or uses the first thing of the kind the expert needs
+    wherever it sees one, opens a closed receptacle it stands at, and walks to the next receptacle the room
+    lists after the last one it visited. Each of its decisions follows from the instruction, the room and
+    the game's answers, so it can be imitated. None when the expert's plan is empty (the task is done)."""
+
+    name = "searcher"
+    last_trace: DecisionTrace | None = None
+
+    def next_subgoal(self, context: PlanningContext[AlfworldView]) -> Subgoal | None:
+        plan = _expert_plan(context, self.name)
         if not plan:
             return None
-        subgoal = subgoal_for_command(plan[0])
-        if subgoal is None:
-            raise PlannerError(f"the planner expert's command {plan[0]!r} is outside the skill vocabulary")
-        return Subgoal(subgoal.skill, subgoal.args)
+        if not plan[0].startswith("go to "):
+            return _subgoal(plan[0])
+        fetch = next((m for c in plan[1:] if (m := _FETCH.match(c)) and not c.startswith("go to ")), None)
+        if fetch is None or self._goes_elsewhere_first(plan):
+            return _subgoal(plan[0])  # a destination: the room lists it
+        wanted = fetch.group("taken") or fetch.group("used")
+        state = _search_state(context.state.room, context.history, context.state.last)
+        kind, skill = _kind(wanted), "take" if fetch.group("taken") else "toggle"
+        here = next((t for t in state.visible_here if _kind(t) == kind), None)
+        if here is not None and state.here is not None:
+            return Subgoal(skill, (here, state.here) if skill == "take" else (here,))
+        known = next((at for thing, at in state.seen_at.items() if _kind(thing) == kind), None)
+        if known is not None and known != state.here:
+            return Subgoal("go_to", (known,))
+        if state.closed_here and state.here is not None:
+            return Subgoal("open", (state.here,))
+        return self._next_receptacle(state) or _subgoal(plan[0])
+
+    @staticmethod
+    def _goes_elsewhere_first(plan: tuple[str, ...]) -> bool:
+        """The expert's next walk is to a second receptacle before it fetches anything."""
+        for command in plan[1:]:
+            if command.startswith("go to "):
+                return True
+            if _FETCH.match(command):
+                return False
+        return False
+
+    @staticmethod
+    def _next_receptacle(state: _Search) -> Subgoal | None:
+        order = state.receptacles
+        last = state.visited[-1] if state.visited else None
+        start = order.index(last) + 1 if last in order else 0
+        for candidate in order[start:] + order[:start]:
+            if candidate not in state.visited:
+                return Subgoal("go_to", (candidate,))
+        return None

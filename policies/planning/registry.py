@@ -20,13 +20,19 @@ def _alfworld_expert(_config: LLMConfig) -> Planner:
     return ExpertAlfworldPlanner()
 
 
+def _alfworld_searcher(_config: LLMConfig) -> Planner:
+    from policies.alfworld.planners import SearchingAlfworldPlanner
+
+    return SearchingAlfworldPlanner()
+
+
 def _alfworld_llm(config: LLMConfig) -> Planner:
     return LLMPlanner.from_config(replace(config, domain="alfworld"))
 
 
 PLANNERS: Mapping[str, Mapping[str, Callable[[LLMConfig], Planner]]] = {
     "tabletop": {"expert": _expert, "llm": LLMPlanner.from_config},
-    "alfworld": {"expert": _alfworld_expert, "llm": _alfworld_llm},
+    "alfworld": {"expert": _alfworld_expert, "searcher": _alfworld_searcher, "llm": _alfworld_llm},
 }
 """Domain -> planner name -> constructor from the LLM configuration (which the experts ignore)."""
 

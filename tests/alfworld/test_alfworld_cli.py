@@ -11,9 +11,12 @@ from hgpo.alfworld import demos_main, eval_main, main
 from sim.alfworld import TASK_TYPES, parse_subgoal
 
 
-def test_expert_solves_every_type(game_set: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize("planner", ["expert", "searcher"])
+def test_expert_solves_every_type(
+    planner: str, game_set: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "eval.json"
-    assert eval_main(["--games", str(game_set), "--planner", "expert", "--json", str(out)]) == 0
+    assert eval_main(["--games", str(game_set), "--planner", planner, "--json", str(out)]) == 0
     record = json.loads(out.read_text())
     assert record["success_rate"] == 1.0 and record["games"] == len(TASK_TYPES)
     assert set(record["per_type"]) == set(TASK_TYPES)
