@@ -124,15 +124,15 @@ class SearchingAlfworldPlanner:
             return None
         if not plan[0].startswith("go to "):
             return _subgoal(plan[0])
-        fetch = next((m for c in plan[1:] if (m := _FETCH.match(c)) and not c.startswith("go to ")), None)
-        if fetch is None or self._goes_elsewhere_first(plan):
+        fetch = self._fetched_there(plan)
+        if fetch is None:
             return _subgoal(plan[0])  # a destination: the room lists it
         wanted = fetch.group("taken") or fetch.group("used")
         state = _search_state(context.state.room, context.history, context.state.last)
         kind, skill = _kind(wanted), "take" if fetch.group("taken") else "toggle"
-        here = next((t for t in state.visible_here if _kind(t) == kind), None)
-        if here is not None and state.here is not None:
-            return Subgoal(skill, (here, state.here) if skill == "take" else (here,))
+        found = next((t for t in state.visible_here if _kind(t) == kind), None)
+        if found is not None and state.here is not None:
+            return Subgoal(skill, (found, state.here) if skill == "take" else (found,))
         known = next((at for thing, at in state.seen_at.items() if _kind(thing) == kind), None)
         if known is not None and known != state.here:
             return Subgoal("go_to", (known,))
@@ -141,14 +141,14 @@ class SearchingAlfworldPlanner:
         return self._next_receptacle(state) or _subgoal(plan[0])
 
     @staticmethod
-    def _goes_elsewhere_first(plan: tuple[str, ...]) -> bool:
-        """The expert's next walk is to a second receptacle before it fetches anything."""
+    def _fetched_there(plan: tuple[str, ...]) -> re.Match[str] | None:
+        """What the expert walks (plan[0]) to take or use, before its next walk; None: nothing."""
         for command in plan[1:]:
             if command.startswith("go to "):
-                return True
-            if _FETCH.match(command):
-                return False
-        return False
+                return None
+            if fetch := _FETCH.match(command):
+                return fetch
+        return None
 
     @staticmethod
     def _next_receptacle(state: _Search) -> Subgoal | None:
