@@ -25,6 +25,7 @@ REFERENCE = "reference"
 class Policy:
     tokenizer: Any
     model: PeftModel  # the trainable adapter is "default"; a "reference" adapter when one was given
+    base_model: str  # as the user named it (an alias, a folder): what a saved adapter records
 
     @property
     def pad_id(self) -> int:
@@ -61,7 +62,9 @@ class Policy:
                 yield
 
     def save(self, folder: Path) -> None:
-        """The trainable adapter as a peft folder that `llm.adapter` / `--adapter` load."""
+        """The trainable adapter as a peft folder that `llm.adapter` / `--adapter` load. It names the base
+        model as it was given, not the folder an alias resolved to here, so it can ship as it is."""
+        self.model.peft_config["default"].base_model_name_or_path = self.base_model
         self.model.save_pretrained(str(folder), selected_adapters=["default"], save_embedding_layers=False)
         self.tokenizer.save_pretrained(str(folder))
 
@@ -111,7 +114,7 @@ def load_policy(model: str, adapter: str, lora: LoraSettings) -> Policy:
             task_type="CAUSAL_LM",
         )
         peft_model = get_peft_model(base, config)
-    return Policy(tokenizer, peft_model)
+    return Policy(tokenizer, peft_model, model)
 
 
 def answer_logits(model: torch.nn.Module, batch: dict[str, torch.Tensor]) -> torch.Tensor:

@@ -16,7 +16,7 @@ from policies.planner_training.model import load_policy
 from policies.planner_training.runner import train
 from policies.planning import LLMConfig
 from policies.planning.backends import ModelError
-from policies.planning.backends.transformers_lm import TransformersModel
+from policies.planning.backends.transformers_lm import MODEL_ALIASES, TransformersModel
 
 
 def test_bc_lowers_validation_loss_from_its_start(tiny_planner_dir: Path, tabletop_demos: Path) -> None:
@@ -61,6 +61,18 @@ def test_saved_adapter_gives_the_planner_identical_logits(tiny_planner_dir: Path
     # ...and loads back into the planner's backend (merged into the weights: float rounding only)
     torch.testing.assert_close(loaded, trained, atol=1e-4, rtol=1e-4)
     assert "+lora:" in served.description
+
+
+def test_saved_adapter_names_the_base_model_as_given(
+    tiny_planner_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """By its alias, not the folder the alias resolves to on this machine: a shipped adapter must not
+    carry that folder."""
+    monkeypatch.setitem(MODEL_ALIASES, "tiny-alias", tiny_planner_dir)
+    policy = load_policy("tiny-alias", "", LoraSettings(r=4, alpha=8))
+    policy.save(tmp_path / "adapter")
+    config = json.loads((tmp_path / "adapter" / "adapter_config.json").read_text())
+    assert config["base_model_name_or_path"] == "tiny-alias"
 
 
 def test_missing_starting_adapter_is_a_clear_error(tiny_planner_dir: Path, tmp_path: Path) -> None:
