@@ -117,7 +117,11 @@ def eval_main(argv: list[str]) -> int:
         help="planner backend: expert (ALFWorld's planner expert), searcher (the expert without its "
         "knowledge of hidden objects), llm (%(default)s)",
     )
-    parser.add_argument("--json", type=Path, help="write the summary and every episode here")
+    parser.add_argument(
+        "--json",
+        type=Path,
+        help="write the summary and every episode (its subgoals and the game's answers) here",
+    )
     parser.add_argument(
         "--config",
         type=Path,
@@ -176,7 +180,13 @@ def eval_main(argv: list[str]) -> int:
             "max_steps": args.max_steps,
             **summary,
             "episodes": [
-                {k: getattr(r, k) for k in ("game", "task_type", "won", "steps", "wall_s", "message")}
+                {
+                    **{k: getattr(r, k) for k in ("game", "task_type", "won", "steps", "wall_s", "message")},
+                    "subgoals": [
+                        {"subgoal": str(s.subgoal), "success": s.success, "message": s.message}
+                        for s in r.history
+                    ],
+                }
                 for r in results
             ],
         }
