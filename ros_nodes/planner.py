@@ -74,7 +74,8 @@ class Planner(Node):
         llm = LLMConfig.from_mapping(
             {name: p(f"llm.{name}", value, LLMConfig.help(name)) for name, value in defaults.items()}
         )
-        model = f" ({llm.backend}: {llm.model})" if planner == "llm" else ""
+        adapter = f" + LoRA {llm.adapter}" if llm.adapter and llm.backend == "transformers" else ""
+        model = f" ({llm.backend}: {llm.model}{adapter})" if planner == "llm" else ""
         self.get_logger().info(f"loading {domain} planner {planner!r}{model}")
         try:
             self.planner = make_planner(planner, llm, domain)  # loads the model once, here, never mid-task
