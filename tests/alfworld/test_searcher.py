@@ -3,13 +3,11 @@ hand-written game states (test_alfworld_cli: it wins every generated game of eac
 
 from __future__ import annotations
 
-from dataclasses import astuple
-
 from policies.planning import make_planner
 from policies.planning.alfworld_domain import AlfworldView
 from policies.planning.domain import Subgoal
-from policies.planning.planner import PlanningContext, StepRecord
-from sim.alfworld import parse_subgoal
+from policies.planning.planner import PlanningContext
+from tests.alfworld_history import history_of
 
 ROOM = (
     "-= Welcome to TextWorld, ALFRED! =-\n\nYou are in the middle of a room. Looking quickly around you, "
@@ -21,9 +19,7 @@ FETCH_APPLE = ("go to garbagecan 1", "take apple 1 from garbagecan 1", "go to sh
 
 def decide(plan: tuple[str, ...], *steps: tuple[str, str]) -> Subgoal | None:
     """The searcher's next subgoal after `steps` (subgoal, the game's answer), the expert planning `plan`."""
-    history = tuple(
-        StepRecord(Subgoal(*astuple(parse_subgoal(text))), True, answer) for text, answer in steps
-    )
+    history = history_of(*steps)
     last = steps[-1][1] if steps else ROOM
     view = AlfworldView(ROOM, last, (), expert_plan=plan)
     return make_planner("searcher", domain="alfworld").next_subgoal(

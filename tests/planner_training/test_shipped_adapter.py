@@ -6,7 +6,6 @@ task says (the earlier last-6-blocks adapter walked on to the next receptacle in
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import pytest
@@ -96,14 +95,12 @@ TOOK = ("take(candle 1, drawer 2)", "You pick up the candle 1 from the drawer 2.
 def test_shipped_alfworld_adapter_takes_what_the_task_needs(
     smollm2_dir: Path, steps: tuple[tuple[str, str], ...], commands: tuple[str, ...], expected: str
 ) -> None:
-    from policies.planning import StepRecord
     from policies.planning.alfworld_domain import AlfworldView
-    from policies.planning.domain import Subgoal
-    from sim.alfworld import parse_subgoal
+    from tests.alfworld_history import history_of
 
     admissible = (*commands, *(f"go to {place}" for place in PLACES if place != "drawer 2"), "inventory")
     view = AlfworldView(ROOM, steps[-1][1], admissible)
-    history = tuple(StepRecord(Subgoal(*dataclasses.astuple(parse_subgoal(s))), True, a) for s, a in steps)
+    history = history_of(*steps)
     config = LLMConfig(domain="alfworld", adapter="alfworld")
     planner = LLMPlanner(make_domain("alfworld"), TransformersModel(config), config)
     subgoal = planner.next_subgoal(PlanningContext("put a candle in garbagecan.", view, history))
