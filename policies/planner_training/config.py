@@ -16,6 +16,7 @@ from policies.skills.config import build_dataclass, config_to_dict
 CONFIG_DIR = Path(__file__).parent / "config"
 ALGORITHMS = ("bc", "grpo", "gigpo", "hgpo", "dpo")
 DOMAINS = ("tabletop", "alfworld")
+SPLITS = ("decision", "episode")
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,19 @@ class BCSettings:
     """Stop after this many validations without a lower validation loss (the best adapter is kept)."""
     validate_every: int = 50
     """Optimizer steps between validations (and at every epoch's end)."""
+    split: str = "decision"
+    """What validation holds out: `decision`, a seeded share of all decisions; `episode`, whole games
+    (alfworld) or task seeds (tabletop), so that validation is played on episodes training never saw."""
+    repeat: dict[str, int] = field(default_factory=dict)
+    """Times each training decision of a skill is shown per epoch, e.g. {heat: 4, take: 2}: rare steps
+    of the expert's plans count for more (validation is never repeated). Unlisted skills: once."""
+
+    def __post_init__(self) -> None:
+        if self.split not in SPLITS:
+            raise ValueError(f"bc.split must be one of {', '.join(SPLITS)}, not {self.split!r}")
+        bad = {k: v for k, v in self.repeat.items() if not isinstance(v, int) or v < 1}
+        if bad:
+            raise ValueError(f"bc.repeat: each count must be a whole number >= 1, got {bad}")
 
 
 @dataclass(frozen=True)

@@ -16,13 +16,15 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import torch
 
 from policies.planning.backends.transformers_lm import chat_prompt, shared_prefix
 from policies.planning.constraint import TokenTrie
 from policies.planning.decisions import Message
+
+T = TypeVar("T")
 
 IGNORE = -100
 """Label of tokens that are not learned (prompt, padding), as torch's cross-entropy ignores them."""
@@ -64,9 +66,35 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
     return records
 
 
-def pair_of(record: dict[str, Any], where: str) -> tuple[list[Message], str] | None:
-    """(messages, answer) of a demonstration or a successful logged decision; None for a logged decision
-    that is not a positive example; DataError for a record of neither kind."""
+@dataclass(frozen=True)
+class Demo:
+    """One decision to imitate: the chat messages the planner saw and the subgoal it should answer."""
+
+    messages: list[Message]
+    answer: str
+    episode: str | None = None
+    """The episode it came from (an ALFWorld game; a tabletop task and seed); None where the record does
+    not say (the planner node's own decision logs)."""
+
+    @property
+    def skill(self) -> str:
+        return self.answer.split("(", 1)[0].strip()
+
+
+def episode_of(record: dict[str, Any]) -> str | None:
+    """The game (alfworld) or task and seed (tabletop) of a record; decision logs keep them in `meta`."""
+    for source in (record, record.get("meta") or {}):
+        if "game" in source:
+            return str(source["game"])
+        if "task" in source and "seed" in source:
+            return f"{source['task']}:{source['seed']}"
+    return None
+
+
+def demo_of(record: dict[str, Any], where: str) -> Demo | None:
+    """The demonstration or successful logged decision a record holds; None for a logged decision that is
+    not a positive example; DataError for a record of neither kind."""
+    episode = episode_of(record)
     if "messages" in record and "expert_subgoal" in record:
         messages = record["messages"]
         if not (
@@ -75,9 +103,8 @@ def pair_of(record: dict[str, Any], where: str) -> tuple[list[Message], str] | N
             and all(isinstance(m, dict) and {"role", "content"} <= set(m) for m in messages)
         ):
             raise DataError(f"{where}: `messages` must be a non-empty list of {{role, content}} objects")
-        return [Message(role=m["role"], content=m["content"]) for m in messages], str(
-            record["expert_subgoal"]
-        )
+        chat = [Message(role=m["role"], content=m["content"]) for m in messages]
+        return Demo(chat, str(record["expert_subgoal"]), episode)
     trace = record.get("trace")
     if isinstance(trace, dict) and "attempts" in trace and "subgoal" in record:
         result, subgoal = record.get("result"), record["subgoal"]
@@ -87,22 +114,40 @@ def pair_of(record: dict[str, Any], where: str) -> tuple[list[Message], str] | N
         if subgoal is None or not attempts or not (executed_ok or ended_well):
             return None
         last = attempts[-1]
-        return [Message(role=m["role"], content=m["content"]) for m in last["messages"]], str(subgoal)
+        chat = [Message(role=m["role"], content=m["content"]) for m in last["messages"]]
+        return Demo(chat, str(subgoal), episode)
     raise DataError(
         f"{where}: neither a demonstration (messages, expert_subgoal) nor a planner decision (trace, subgoal)"
     )
 
 
-def load_pairs(paths: Sequence[Path]) -> list[tuple[list[Message], str]]:
-    pairs = []
+def episodes_of(demos: Sequence[Demo]) -> list[str]:
+    """Each demonstration's episode, for a split by episode; DataError when a record did not say."""
+    unnamed = sum(d.episode is None for d in demos)
+    if unnamed:
+        raise DataError(
+            f"bc.split: episode needs the game (alfworld) or task and seed (tabletop) of every record; "
+            f"{unnamed} of {len(demos)} have neither (the planner node's decision logs): "
+            "use bc.split: decision"
+        )
+    return [str(d.episode) for d in demos]
+
+
+def repeated(demos: Sequence[Demo], examples: Sequence[T], times: dict[str, int]) -> list[T]:
+    """The examples, each `times[skill]` times (once for unlisted skills), in their order."""
+    return [e for d, e in zip(demos, examples, strict=True) for _ in range(times.get(d.skill, 1))]
+
+
+def load_demos(paths: Sequence[Path]) -> list[Demo]:
+    demos = []
     for path in paths:
         for number, record in enumerate(read_jsonl(path), start=1):
-            pair = pair_of(record, f"{path}:{number}")
-            if pair is not None:
-                pairs.append(pair)
-    if not pairs:
+            demo = demo_of(record, f"{path}:{number}")
+            if demo is not None:
+                demos.append(demo)
+    if not demos:
         raise DataError(f"no usable examples in {', '.join(map(str, paths))} (no successful decisions)")
-    return pairs
+    return demos
 
 
 def encode_text(
@@ -124,12 +169,29 @@ def encode(tokenizer: Any, messages: Sequence[Message], answer: str) -> Example:
     return encode_text(tokenizer, chat_prompt(tokenizer, messages), answer)
 
 
-def split(examples: list[Example], val_fraction: float, seed: int) -> tuple[list[Example], list[Example]]:
-    """A seeded shuffle into training and validation examples (at least one of each when there are two)."""
-    order = list(examples)
-    random.Random(seed).shuffle(order)
-    count = min(len(order) - 1, max(1, round(val_fraction * len(order)))) if len(order) > 1 else 0
-    return order[count:], order[:count]
+def split(
+    examples: Sequence[T], val_fraction: float, seed: int, episodes: Sequence[str] | None = None
+) -> tuple[list[T], list[T]]:
+    """A seeded shuffle into training and validation examples (at least one of each when there are two).
+    With `episodes` (one per example), whole episodes are held out until the fraction is reached, so no
+    validation decision comes from a game a training decision came from: validation then measures
+    unseen episodes, as evaluation does."""
+    if episodes is None:
+        order = list(examples)
+        random.Random(seed).shuffle(order)
+        count = min(len(order) - 1, max(1, round(val_fraction * len(order)))) if len(order) > 1 else 0
+        return order[count:], order[:count]
+    by_episode: dict[str, list[T]] = {}
+    for example, episode in zip(examples, episodes, strict=True):
+        by_episode.setdefault(episode, []).append(example)
+    names = sorted(by_episode)
+    random.Random(seed).shuffle(names)
+    wanted = max(1, round(val_fraction * len(examples))) if len(names) > 1 else 0
+    held: list[str] = []
+    while sum(len(by_episode[n]) for n in held) < wanted and len(held) < len(names) - 1:
+        held.append(names[len(held)])
+    train = [e for n in names[len(held) :] for e in by_episode[n]]
+    return train, [e for n in held for e in by_episode[n]]
 
 
 def collate(examples: Sequence[Example], pad_id: int, share_prefix: bool = True) -> dict[str, torch.Tensor]:

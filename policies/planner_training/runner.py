@@ -29,7 +29,7 @@ from tqdm import tqdm
 
 from policies.planner_training import bc, dpo, rl
 from policies.planner_training.config import PlannerTrainConfig, to_mapping
-from policies.planner_training.data import encode, load_pairs, split
+from policies.planner_training.data import encode, episodes_of, load_demos, repeated, split
 from policies.planner_training.model import Policy, load_policy
 from policies.planner_training.rollouts import Arena, make_arena, success_by_kind
 from policies.skills.run_log import RunLog
@@ -122,10 +122,13 @@ def train_bc(config: PlannerTrainConfig, run_dir: Path, progress: bool = True) -
             "`hgpo alfworld demos`) or bc.demos in the config"
         )
     started = time.perf_counter()
-    pairs = load_pairs([Path(p) for p in config.bc.demos])
+    demos = load_demos([Path(p) for p in config.bc.demos])
+    episodes = episodes_of(demos) if config.bc.split == "episode" else None
+    train_demos, val_demos = split(demos, config.bc.val_fraction, config.seed, episodes)
     policy, optimizer, log, checkpoint = _setup(config, run_dir)
-    examples = [encode(policy.tokenizer, messages, answer) for messages, answer in pairs]
-    train, val = split(examples, config.bc.val_fraction, config.seed)
+    val = [encode(policy.tokenizer, d.messages, d.answer) for d in val_demos]
+    encoded = [encode(policy.tokenizer, d.messages, d.answer) for d in train_demos]
+    train = repeated(train_demos, encoded, config.bc.repeat)
     state = bc.BCState(**(checkpoint.load(policy, optimizer) or {}))
     log.truncate(state.step)
     batches_per_epoch = -(-len(train) // config.bc.batch_size)
@@ -166,7 +169,7 @@ def train_bc(config: PlannerTrainConfig, run_dir: Path, progress: bool = True) -
     else:
         policy.save(run_dir / "adapter")
     outcome = Outcome(run_dir, state.step, time.perf_counter() - started)
-    outcome.metrics = {"examples": float(len(examples)), "train": float(len(train)), "val": float(len(val))}
+    outcome.metrics = {"examples": float(len(demos)), "train": float(len(train)), "val": float(len(val))}
     if config.eval_episodes:
         arena = make_arena(config.domain, config.rollout)
         try:

@@ -11,7 +11,7 @@ import torch
 
 from policies.planner_training import bc
 from policies.planner_training.config import BCSettings, LoraSettings, from_mapping
-from policies.planner_training.data import collate, encode, load_pairs, split
+from policies.planner_training.data import collate, encode, load_demos, split
 from policies.planner_training.model import load_policy
 from policies.planner_training.runner import train
 from policies.planning import LLMConfig
@@ -22,7 +22,7 @@ from policies.planning.backends.transformers_lm import MODEL_ALIASES, Transforme
 def test_bc_lowers_validation_loss_from_its_start(tiny_planner_dir: Path, tabletop_demos: Path) -> None:
     torch.manual_seed(0)
     policy = load_policy(str(tiny_planner_dir), "", LoraSettings(r=16, alpha=32))
-    examples = [encode(policy.tokenizer, m, a) for m, a in load_pairs([tabletop_demos])]
+    examples = [encode(policy.tokenizer, d.messages, d.answer) for d in load_demos([tabletop_demos])]
     train_set, val = split(examples, 0.2, seed=0)
     before = bc.validate(policy, val, 8)
     settings = BCSettings(epochs=8, batch_size=8, validate_every=4, patience=3)

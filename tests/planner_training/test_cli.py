@@ -42,6 +42,8 @@ def test_train_planner_bc_end_to_end(
         (["--algo", "grpo", "--adapter", "NOADAPTER"], "has no adapter_config.json"),
         (["--algo", "grpo", "--set", "rl.group_size=1"], "group_size must be >= 2"),
         (["--algo", "hgpo", "--set", "rl.depth=3"], "unknown key(s) depth"),
+        (["--algo", "bc", "--set", "bc.split=game"], "bc.split must be one of decision, episode"),
+        (["--algo", "bc", "--set", "bc.repeat={take: 0}"], "bc.repeat: each count must be a whole number"),
     ],
 )
 def test_bad_input_exits_2_saying_what_to_fix(

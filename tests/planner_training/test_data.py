@@ -16,8 +16,11 @@ from policies.planner_training.data import (
     collate,
     encode,
     encode_text,
-    load_pairs,
+    episodes_of,
+    load_demos,
     read_jsonl,
+    repeated,
+    split,
 )
 from policies.planner_training.model import load_policy, token_logprobs
 from policies.planning import LLMConfig, LLMPlanner, PlanningContext, make_domain
@@ -164,9 +167,9 @@ def test_decision_logs_give_successful_decisions_only(tmp_path: Path) -> None:
         decision("done()", None, "planner said done after 2 subgoals"),
     ]
     log.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    pairs = load_pairs([log])
-    assert [answer for _, answer in pairs] == ["pick(red_block)", "done()"]
-    assert pairs[0][0] == messages
+    demos = load_demos([log])
+    assert [d.answer for d in demos] == ["pick(red_block)", "done()"]
+    assert demos[0].messages == messages
 
 
 def test_bad_files_are_named_with_the_line(tmp_path: Path) -> None:
@@ -181,10 +184,60 @@ def test_bad_files_are_named_with_the_line(tmp_path: Path) -> None:
     other = tmp_path / "other.jsonl"
     other.write_text('{"observation": "x"}\n')
     with pytest.raises(DataError, match=r"other.jsonl:1: neither a demonstration"):
-        load_pairs([other])
+        load_demos([other])
     hollow = tmp_path / "hollow.jsonl"
     hollow.write_text('{"messages": [], "expert_subgoal": "done()"}\n')
     with pytest.raises(DataError, match=r"hollow.jsonl:1: `messages` must be a non-empty list"):
-        load_pairs([hollow])
+        load_demos([hollow])
     with pytest.raises(DataError, match="no such file"):
         read_jsonl(tmp_path / "missing.jsonl")
+
+
+def test_split_by_episode_holds_out_whole_games(tmp_path: Path) -> None:
+    """Decisions of one game are alike: with some of a game's decisions in training, validation would
+    measure recall of that game, not play on an unseen one."""
+    records = [
+        {"game": f"game-{g}", "messages": [{"role": "user", "content": f"{g}.{i}"}], "expert_subgoal": "look"}
+        for g in range(10)
+        for i in range(g % 3 + 2)
+    ]
+    path = tmp_path / "demos.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    demos = load_demos([path])
+    train, val = split(demos, 0.2, seed=3, episodes=episodes_of(demos))
+    assert sorted(map(id, train + val)) == sorted(map(id, demos))
+    held = {d.episode for d in val}
+    assert held and not held & {d.episode for d in train}
+    assert 0.2 * len(demos) <= len(val) < 0.2 * len(demos) + 4  # whole games until the share is reached
+    again = split(demos, 0.2, seed=3, episodes=episodes_of(demos))
+    assert again == (train, val)
+    assert {d.episode for d in split(demos, 0.2, seed=4, episodes=episodes_of(demos))[1]} != held
+
+
+def test_episodes_are_games_or_task_seeds_and_must_be_recorded(tmp_path: Path) -> None:
+    chat = [{"role": "user", "content": "scene"}]
+    attempt = {"messages": chat, "prompt_text": "p", "output": "done()", "valid": True}
+    lines = [
+        {"game": "trial_1", "task": "put a candle in the bin", "messages": chat, "expert_subgoal": "look()"},
+        {"task": "sort", "seed": 4, "messages": chat, "expert_subgoal": "done()"},
+        {"subgoal": "pick(red_block)", "trace": {"attempts": [attempt]}, "result": {"success": True},
+         "meta": {"task": "stack", "seed": 7}},
+    ]  # fmt: skip
+    path = tmp_path / "mixed.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert episodes_of(load_demos([path])) == ["trial_1", "sort:4", "stack:7"]
+    del lines[2]["meta"]  # the planner node's own log names no episode
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    with pytest.raises(DataError, match="1 of 3 have neither.*use bc.split: decision"):
+        episodes_of(load_demos([path]))
+
+
+def test_repeat_shows_rare_skills_more_often(tmp_path: Path) -> None:
+    chat = [{"role": "user", "content": "kitchen"}]
+    answers = ["go_to(fridge 1)", "heat(apple 1, microwave 1)", "take(apple 1, fridge 1)", "open(fridge 1)"]
+    path = tmp_path / "demos.jsonl"
+    path.write_text("".join(json.dumps({"messages": chat, "expert_subgoal": a}) + "\n" for a in answers))
+    demos = load_demos([path])
+    assert [d.skill for d in demos] == ["go_to", "heat", "take", "open"]
+    shown = repeated(demos, answers, {"heat": 3, "take": 2, "clean": 5})
+    assert shown == [answers[0], *[answers[1]] * 3, *[answers[2]] * 2, answers[3]]
