@@ -66,7 +66,8 @@ def train_bc(
     time_budget_s: float = 0.0,
     progress: Callable[[int], None] | None = None,
 ) -> BCState:
-    """Epochs of shuffled minibatches; validate every `validate_every` steps and at each epoch's end;
+    """Epochs of shuffled minibatches; validate before the first step (a run from a trained adapter
+    must not end worse than it started), every `validate_every` steps and at each epoch's end;
     `on_best` saves the adapter whenever the validation loss improves; stop after `patience` validations
     without improvement, at the time budget or after the last epoch."""
     started = time.perf_counter()
@@ -85,6 +86,8 @@ def train_bc(
         on_checkpoint()
         return state.stale >= settings.patience
 
+    if val and state.step == 0 and check():  # the starting point: kept if no step ever beats it
+        return state
     while state.epoch < settings.epochs:
         order = list(train)
         random.Random(seed + state.epoch).shuffle(order)

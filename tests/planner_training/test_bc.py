@@ -5,38 +5,72 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
 
 from policies.planner_training import bc
 from policies.planner_training.config import BCSettings, LoraSettings, from_mapping
-from policies.planner_training.data import collate, encode, load_demos, split
-from policies.planner_training.model import load_policy
+from policies.planner_training.data import Demo, Example, collate, encode, load_demos, split
+from policies.planner_training.model import Policy, load_policy
 from policies.planner_training.runner import train
 from policies.planning import LLMConfig
 from policies.planning.backends import ModelError
 from policies.planning.backends.transformers_lm import MODEL_ALIASES, TransformersModel
 
 
-def test_bc_lowers_validation_loss_from_its_start(tiny_planner_dir: Path, tabletop_demos: Path) -> None:
+def _tiny_bc(tiny_planner_dir: Path, tabletop_demos: Path) -> tuple[Policy, list[Demo], list[Example]]:
+    """A fresh adapter on the tiny model, its training demonstrations and encoded validation examples."""
     torch.manual_seed(0)
     policy = load_policy(str(tiny_planner_dir), "", LoraSettings(r=16, alpha=32))
-    examples = [encode(policy.tokenizer, d.messages, d.answer) for d in load_demos([tabletop_demos])]
-    train_set, val = split(examples, 0.2, seed=0)
-    before = bc.validate(policy, val, 8)
+    train_demos, val_demos = split(load_demos([tabletop_demos]), 0.2, seed=0)
+    return policy, train_demos, [encode(policy.tokenizer, d.messages, d.answer) for d in val_demos]
+
+
+def _fit(policy: Policy, train: list[Example], val: list[Example], **callbacks: Any) -> bc.BCState:
     settings = BCSettings(epochs=8, batch_size=8, validate_every=4, patience=3)
     optimizer = torch.optim.AdamW(policy.parameters(), lr=1e-2)
+    hooks = {"log": lambda step, metrics: None, "on_best": lambda: None, "on_checkpoint": lambda: None}
+    return bc.train_bc(
+        policy, train, val, settings, optimizer, bc.BCState(), seed=0, **{**hooks, **callbacks}
+    )
+
+
+def test_bc_lowers_validation_loss_from_its_start(tiny_planner_dir: Path, tabletop_demos: Path) -> None:
+    policy, train_demos, val = _tiny_bc(tiny_planner_dir, tabletop_demos)
+    train_set = [encode(policy.tokenizer, d.messages, d.answer) for d in train_demos]
+    before = bc.validate(policy, val, 8)
     best: list[float] = []
-    state = bc.train_bc(
-        policy, train_set, val, settings, optimizer, bc.BCState(),
-        log=lambda step, metrics: None,
-        on_best=lambda: best.append(bc.validate(policy, val, 8).loss),
-        on_checkpoint=lambda: None,
-        seed=0,
-    )  # fmt: skip
+    state = _fit(policy, train_set, val, on_best=lambda: best.append(bc.validate(policy, val, 8).loss))
     assert state.best_loss < 0.35 * before.loss, (before, state)
     assert best and best[-1] == pytest.approx(state.best_loss)
+
+
+def test_bc_keeps_the_starting_adapter_when_no_step_beats_it(
+    tiny_planner_dir: Path, tabletop_demos: Path
+) -> None:
+    """Continuing a trained adapter: a run that only makes validation worse must save what it started
+    from, not the least bad of its later steps (validation at step 0 is the baseline)."""
+    policy, train_demos, val = _tiny_bc(tiny_planner_dir, tabletop_demos)
+    _fit(policy, [encode(policy.tokenizer, d.messages, d.answer) for d in train_demos], val)
+    start, before = policy.trainable_state(), bc.validate(policy, val, 8)
+    wrong = [encode(policy.tokenizer, d.messages, "done()") for d in train_demos]  # unlearns the task
+    saved: list[dict[str, torch.Tensor]] = []
+    logged: list[tuple[int, float]] = []
+    state = _fit(
+        policy,
+        wrong,
+        val,
+        log=lambda step, metrics: logged.extend(
+            [(step, metrics["val/loss"])] if "val/loss" in metrics else []
+        ),
+        on_best=lambda: saved.append(policy.trainable_state()),
+    )
+    assert logged[0] == (0, pytest.approx(before.loss)) and len(logged) == 4  # step 0, then 3 worse ones
+    assert all(loss > before.loss for _, loss in logged[1:]), logged
+    assert state.best_loss == pytest.approx(before.loss) and len(saved) == 1
+    assert all(torch.equal(saved[0][name], value) for name, value in start.items())
 
 
 def test_saved_adapter_gives_the_planner_identical_logits(tiny_planner_dir: Path, tmp_path: Path) -> None:
