@@ -98,6 +98,8 @@ class BCSettings:
     def __post_init__(self) -> None:
         if self.split not in SPLITS:
             raise ValueError(f"bc.split must be one of {', '.join(SPLITS)}, not {self.split!r}")
+        if not isinstance(self.repeat, dict):
+            raise ValueError(f"bc.repeat must map skills to counts, e.g. {{take: 2}}, not {self.repeat!r}")
         bad = {k: v for k, v in self.repeat.items() if not isinstance(v, int) or v < 1}
         if bad:
             raise ValueError(f"bc.repeat: each count must be a whole number >= 1, got {bad}")

@@ -7,6 +7,8 @@ Accepted JSONL records, one per line:
   messages for that decision) and `expert_subgoal`;
 - decision logs (`decisions.jsonl` of the planner node or `hgpo eval-planner`): `trace.attempts` and
   `subgoal`; only decisions whose subgoal was executed successfully (or `done()` that ended a task) count.
+Each keeps the episode it came from (`game`, or `task` and `seed`, or the same in a log's `meta`) for a
+validation split by episode.
 """
 
 from __future__ import annotations
@@ -187,11 +189,11 @@ def split(
     names = sorted(by_episode)
     random.Random(seed).shuffle(names)
     wanted = max(1, round(val_fraction * len(examples))) if len(names) > 1 else 0
-    held: list[str] = []
-    while sum(len(by_episode[n]) for n in held) < wanted and len(held) < len(names) - 1:
-        held.append(names[len(held)])
-    train = [e for n in names[len(held) :] for e in by_episode[n]]
-    return train, [e for n in held for e in by_episode[n]]
+    held = count = 0
+    while count < wanted and held < len(names) - 1:
+        count += len(by_episode[names[held]])
+        held += 1
+    return [e for n in names[held:] for e in by_episode[n]], [e for n in names[:held] for e in by_episode[n]]
 
 
 def collate(examples: Sequence[Example], pad_id: int, share_prefix: bool = True) -> dict[str, torch.Tensor]:

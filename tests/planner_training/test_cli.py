@@ -44,6 +44,7 @@ def test_train_planner_bc_end_to_end(
         (["--algo", "hgpo", "--set", "rl.depth=3"], "unknown key(s) depth"),
         (["--algo", "bc", "--set", "bc.split=game"], "bc.split must be one of decision, episode"),
         (["--algo", "bc", "--set", "bc.repeat={take: 0}"], "bc.repeat: each count must be a whole number"),
+        (["--algo", "bc", "--set", "bc.repeat=take"], "bc.repeat must map skills to counts"),
     ],
 )
 def test_bad_input_exits_2_saying_what_to_fix(
