@@ -25,6 +25,7 @@ import torch
 from policies.planning.backends.transformers_lm import chat_prompt, shared_prefix
 from policies.planning.constraint import TokenTrie
 from policies.planning.decisions import Message
+from policies.planning.parsing import parse_subgoal
 
 T = TypeVar("T")
 
@@ -80,7 +81,9 @@ class Demo:
 
     @property
     def skill(self) -> str:
-        return self.answer.split("(", 1)[0].strip()
+        """The answer's skill (`done` for done()), read by the planner's own parser."""
+        subgoal = parse_subgoal(self.answer)
+        return subgoal.skill if subgoal else "done"
 
 
 def episode_of(record: dict[str, Any]) -> str | None:

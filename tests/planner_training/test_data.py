@@ -197,7 +197,11 @@ def test_split_by_episode_holds_out_whole_games(tmp_path: Path) -> None:
     """Decisions of one game are alike: with some of a game's decisions in training, validation would
     measure recall of that game, not play on an unseen one."""
     records = [
-        {"game": f"game-{g}", "messages": [{"role": "user", "content": f"{g}.{i}"}], "expert_subgoal": "look"}
+        {
+            "game": f"game-{g}",
+            "messages": [{"role": "user", "content": f"{g}.{i}"}],
+            "expert_subgoal": "look()",
+        }
         for g in range(10)
         for i in range(g % 3 + 2)
     ]
