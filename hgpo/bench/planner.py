@@ -1,8 +1,9 @@
 """`hgpo bench planner`: planner-training throughput on this machine, side by side in one run.
 
-- Rollouts: sampled episodes of the planner being trained (its `LLMPlanner`, constrained decoding, the
-  controller's skill policies as `rollout.skills` says), played one at a time and `rollout.batch` at a
-  time (decisions batched into one generation): episodes/s, decisions/s and generated tokens/s.
+- Rollouts: sampled episodes of the planner being trained (its `LLMPlanner`, constrained decoding; on the
+  tabletop the controller's skill policies as `rollout.skills` says, in ALFWorld the text skills), played
+  one at a time and `rollout.batch` at a time (decisions batched into one generation): episodes/s,
+  decisions/s and generated tokens/s.
 - Updates: forward and backward of the policy's answer log-probabilities on minibatches of those
   decisions, as the RL update and BC run them, with the prompts' shared prefix run once per minibatch
   and without: training tokens/s (prompt and answer tokens of the examples).
@@ -30,9 +31,11 @@ from policies.planner_training.rollouts import make_arena
 @dataclass(frozen=True)
 class BenchPlannerConfig:
     model: str = "smollm2-135m-instruct"
-    adapter: str = "tabletop"  # the shipped BC adapter: rollouts of the policy RL starts from
-    tasks: tuple[str, ...] = ("sort", "stack")
-    groups: int = 1  # initial states per task; each plays `group_size` episodes
+    domain: str = "tabletop"
+    adapter: str | None = None  # None: the domain's shipped BC adapter, the policy RL starts from
+    tasks: tuple[str, ...] = ("sort", "stack")  # tabletop
+    games: str = RolloutSettings.games  # alfworld: the training games, in path order
+    groups: int = 1  # initial states per task (alfworld: games); each plays `group_size` episodes
     group_size: int = 8
     batches: tuple[int, ...] = (1, 8)  # rollout.batch values compared
     minibatch: int = 8  # decisions per update minibatch
@@ -45,7 +48,7 @@ def rollouts(
     policy: Policy, train: PlannerTrainConfig, states: list[str], group: int
 ) -> tuple[dict[str, Any], list[Example]]:
     """The figures of sampled rollouts, and their decisions as the update's examples."""
-    arena = make_arena("tabletop", train.rollout)
+    arena = make_arena(train.domain, train.rollout)
     started = time.perf_counter()
     episodes = rl.play(arena, policy, train, states, group, sample=True, seed=train.seed)
     seconds = time.perf_counter() - started
@@ -88,14 +91,20 @@ def run(config: BenchPlannerConfig) -> dict[str, Any]:
     torch.set_num_threads(config.threads)
     train = PlannerTrainConfig(
         algo="grpo",
+        domain=config.domain,
         model=config.model,
-        adapter=config.adapter,
+        adapter=config.domain if config.adapter is None else config.adapter,
         seed=config.seed,
         threads=config.threads,
-        rollout=RolloutSettings(tasks=config.tasks),
+        rollout=RolloutSettings(tasks=config.tasks, games=config.games),
     )
     policy = load_policy(train.model, train.adapter, train.lora)
-    states = [f"{task}:{seed}" for task in config.tasks for seed in range(config.groups)]
+    if config.domain == "alfworld":
+        arena = make_arena("alfworld", train.rollout)
+        states = sorted(arena.train_states())[: config.groups]
+        arena.close()
+    else:
+        states = [f"{task}:{seed}" for task in config.tasks for seed in range(config.groups)]
     played = [
         rollouts(
             policy, replace(train, rollout=replace(train.rollout, batch=batch)), states, config.group_size
@@ -104,7 +113,12 @@ def run(config: BenchPlannerConfig) -> dict[str, Any]:
     ]
     examples = played[0][1]  # the first case's decisions: the same prompts for both update modes
     updates = [update_rate(policy, examples, config.minibatch, share) for share in (False, True)]
-    return {"rollouts": [figures for figures, _ in played], "updates": updates}
+    return {
+        "adapter": train.adapter,
+        "played": f"{config.domain}: {', '.join(states)}",
+        "rollouts": [figures for figures, _ in played],
+        "updates": updates,
+    }
 
 
 def _parse(argv: list[str]) -> BenchPlannerConfig:
@@ -113,9 +127,19 @@ def _parse(argv: list[str]) -> BenchPlannerConfig:
         prog="hgpo bench planner", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--model", default=default.model, help="base model (%(default)s)")
-    parser.add_argument("--adapter", default=default.adapter, help="LoRA adapter, '' for none (%(default)s)")
+    parser.add_argument(
+        "--domain", choices=("tabletop", "alfworld"), default=default.domain, help="world (%(default)s)"
+    )
+    parser.add_argument(
+        "--adapter", help="LoRA adapter, '' for none (default: the domain's shipped one, as RL starts from)"
+    )
     parser.add_argument(
         "--tasks", nargs="+", default=list(default.tasks), help="tabletop tasks (%(default)s)"
+    )
+    parser.add_argument(
+        "--games",
+        default=default.games,
+        help="alfworld: training games; the first --groups of them are played (%(default)s)",
     )
     parser.add_argument(
         "--groups", type=int, default=default.groups, help="initial states per task (%(default)s)"
@@ -149,8 +173,10 @@ def _parse(argv: list[str]) -> BenchPlannerConfig:
         parser.error("--batches, --groups, --group-size, --minibatch and --threads must be >= 1")
     return BenchPlannerConfig(
         model=args.model,
+        domain=args.domain,
         adapter=args.adapter,
         tasks=tuple(args.tasks),
+        games=args.games,
         groups=args.groups,
         group_size=args.group_size,
         batches=tuple(args.batches),
@@ -169,8 +195,8 @@ def main(argv: list[str]) -> int:
         print(f"hgpo bench planner: {err}")
         return 2
     print(
-        f"\nplanner training throughput: {config.model} + {config.adapter or 'no adapter'}, "
-        f"{config.threads} torch thread(s), tasks {', '.join(config.tasks)}"
+        f"\nplanner training throughput: {config.model} + {results['adapter'] or 'no adapter'}, "
+        f"{config.threads} torch thread(s), {results['played']}"
     )
     print(
         table(

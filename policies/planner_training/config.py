@@ -7,8 +7,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml  # type: ignore[import-untyped]  # no stubs pinned
-
 from policies.planner_training.advantages import ESTIMATORS
 from policies.planning.llm_config import DEFAULT_MODEL
 from policies.skills.config import build_dataclass, config_to_dict
@@ -17,6 +15,9 @@ CONFIG_DIR = Path(__file__).parent / "config"
 ALGORITHMS = ("bc", "grpo", "gigpo", "hgpo", "dpo")
 DOMAINS = ("tabletop", "alfworld")
 SPLITS = ("decision", "episode")
+DOMAIN_BUDGETS = {"tabletop": 10, "alfworld": 50}
+"""Subgoals an episode may take by default: ALFWorld games get the 50 commands `hgpo alfworld eval` and
+the bridge give them, as a 10-subgoal budget ends most games before the object is even found."""
 
 
 @dataclass(frozen=True)
@@ -58,8 +59,9 @@ class RolloutSettings:
     """alfworld: folder of training games (`hgpo alfworld make-games`)."""
     eval_games: str = "runs/alfworld/games/valid_unseen"
     """alfworld: folder of evaluation games."""
-    max_subgoals: int = 10
-    """An episode fails after this many executed subgoals (alfworld: the game's command budget)."""
+    max_subgoals: int = 0
+    """An episode fails after this many executed subgoals (alfworld: the game's command budget); 0: the
+    domain's usual budget (`budget`)."""
     subgoal_timeout_s: float = 12.0
     """tabletop: simulated seconds a subgoal may take."""
     skills: str = "onnx"
@@ -75,6 +77,10 @@ class RolloutSettings:
     batch: int = 8
     """Episodes played at once, each in its own thread and world, their decisions answered in one
     batched generation (the prompts' shared prefix prefilled once); 1: one episode at a time."""
+
+    def budget(self, domain: str) -> int:
+        """The subgoal budget of an episode: `max_subgoals`, or the domain's (DOMAIN_BUDGETS)."""
+        return self.max_subgoals or DOMAIN_BUDGETS[domain]
 
 
 @dataclass(frozen=True)
@@ -185,18 +191,6 @@ class PlannerTrainConfig:
             raise ValueError(
                 f"rollout.batch must be >= 1 (1: one episode at a time), not {self.rollout.batch}"
             )
-
-
-def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> PlannerTrainConfig:
-    """Read a YAML config (a bare name is a file of `config/`), with top-level fields replaced."""
-    path = Path(path)
-    if not path.exists() and path.parent == Path("."):
-        path = CONFIG_DIR / (path.name if path.suffix else f"{path.name}.yaml")
-    if not path.is_file():
-        known = ", ".join(sorted(p.stem for p in CONFIG_DIR.glob("*.yaml")))
-        raise FileNotFoundError(f"no planner training config {path}; shipped configs: {known}")
-    data = yaml.safe_load(path.read_text()) or {}
-    return from_mapping({**data, **(overrides or {})}, str(path))
 
 
 def from_mapping(data: dict[str, Any], where: str = "config") -> PlannerTrainConfig:

@@ -50,7 +50,6 @@ class StepData:
 
 class Arena(Protocol):
     domain: str
-    max_concurrent: int  # episodes it can play at once (each needs its own world)
 
     def train_states(self) -> list[str]: ...
 
@@ -91,7 +90,6 @@ class TabletopArena:
     """Tabletop tasks; training seeds 0..train_seeds-1, evaluation seeds from eval_seed_start."""
 
     domain = "tabletop"
-    max_concurrent = 64
 
     def __init__(self, settings: RolloutSettings) -> None:
         from policies.control import SkillPolicyConfig, make_skill_policy
@@ -104,7 +102,7 @@ class TabletopArena:
         self.worlds = Pool(lambda: TabletopWorld(WorldConfig(control_dt=0.01)))
         skill_dir = Path(settings.skill_dir) if settings.skill_dir else None
         self.policy = make_skill_policy(settings.skills, SkillPolicyConfig(model_dir=skill_dir))
-        self.loop = LoopConfig(max_subgoals=settings.max_subgoals)
+        self.loop = LoopConfig(max_subgoals=settings.budget("tabletop"))
 
     def train_states(self) -> list[str]:
         return [f"{task}:{seed}" for task in self.settings.tasks for seed in range(self.settings.train_seeds)]
@@ -138,14 +136,13 @@ class AlfworldArena:
     """ALFWorld games: training games from `games`, evaluation games from `eval_games`."""
 
     domain = "alfworld"
-    max_concurrent = 1  # two games loading at once in threads fail inside TextWorld's PDDL loader
 
     def __init__(self, settings: RolloutSettings) -> None:
         from sim.alfworld import AlfworldTextEnv, discover_games
 
         self.train = {g.name: g for g in discover_games(Path(settings.games))}
         self.eval = {g.name: g for g in discover_games(Path(settings.eval_games))}
-        self.envs = Pool(lambda: AlfworldTextEnv(max_steps=settings.max_subgoals, expert=False))
+        self.envs = Pool(lambda: AlfworldTextEnv(max_steps=settings.budget("alfworld"), expert=False))
 
     def train_states(self) -> list[str]:
         return [f"train/{name}" for name in self.train]
@@ -189,10 +186,10 @@ def play_episodes(
     batch: int,
     tick: Callable[[], None] | None = None,
 ) -> list[Episode]:
-    """One episode from each of `states`, in order: `batch` at a time (at most the arena's
-    `max_concurrent`), each in its own thread, their planners' calls to `model` batched into one
-    generation whenever every episode in play waits for an answer; one at a time for `batch` 1."""
-    batch = max(1, min(batch, arena.max_concurrent, len(states)))
+    """One episode from each of `states`, in order: `batch` at a time, each in its own thread, their
+    planners' calls to `model` batched into one generation whenever every episode in play waits for an
+    answer; one at a time for `batch` 1."""
+    batch = max(1, min(batch, len(states)))
     if batch == 1:
         planner = make_planner(model)
         episodes = []

@@ -4,12 +4,18 @@ Built from the same pieces `AlfredTWEnv.init_env` assembles (PDDL environment, A
 info, expert), but one game at a time, synchronously, and with the expert type passed by keyword: 0.4.2's
 `init_env` passes it in the `env` slot, so it always attaches the hand-coded expert (and none in eval mode).
 The planner expert is the oracle here; the hand-coded one is not (it wanders when stuck).
+
+Environments may play in threads (the planner's batched rollouts): every call into TextWorld holds one
+process-wide lock, because its PDDL and grammar parsers (tatsu) keep parse state shared between
+environments, and two loads at once fail with "pop from empty list". Commands take milliseconds beside a
+planner's decision, so serializing them costs little.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +37,7 @@ from sim.alfworld.contract import (
 
 _TASK = re.compile(r"Your task is to: (.*?)\.?\s*$", re.DOTALL)
 GAME_KEYS = ("pddl_domain", "grammar", "pddl_problem")
+_TEXTWORLD = threading.Lock()
 
 
 def read_game_file(path: Path) -> dict[str, Any]:
@@ -72,8 +79,9 @@ class AlfworldTextEnv:
         game = Path(game)
         read_game_file(game)  # a clear error for a missing or corrupt file, before TextWorld's own
         try:
-            self._env.load(str(game))
-            self._state = self._env.reset()
+            with _TEXTWORLD:
+                self._env.load(str(game))
+                self._state = self._env.reset()
         except Exception as err:  # TextWorld and Fast Downward raise many types on a bad problem
             raise GameFileError(
                 f"game file {game} does not load in ALFWorld: {type(err).__name__}: {err}"
@@ -89,7 +97,8 @@ class AlfworldTextEnv:
             raise GameOverError("no game loaded: reset with a game file first")
         if self._done():
             raise GameOverError(f"the episode of {self.game} is over: reset to play again")
-        self._state, _, _ = self._env.step(command)
+        with _TEXTWORLD:
+            self._state, _, _ = self._env.step(command)
         self._steps += 1
         return self._observation()
 
@@ -101,7 +110,8 @@ class AlfworldTextEnv:
         return tuple(self._state.get("extra.expert_plan") or ())
 
     def close(self) -> None:
-        self._env.close()
+        with _TEXTWORLD:
+            self._env.close()
 
     def _done(self) -> bool:
         return bool(self._state["won"]) or self._steps >= self.max_steps

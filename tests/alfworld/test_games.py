@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import random
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -117,3 +118,24 @@ def test_empty_or_absent_folder(tmp_path: Path) -> None:
         discover_games(tmp_path / "nowhere")
     with pytest.raises(GameFileError, match="no solvable games"):
         discover_games(tmp_path)
+
+
+def test_environments_in_threads_play_as_they_play_alone(game_set: Path) -> None:
+    """Batched planner rollouts play each game in its own thread and environment: loads and commands at
+    once (TextWorld's parsers share state; without the lock they fail) give what each game gives alone."""
+    games = discover_games(game_set)[:6]
+
+    def play(game: Path) -> list[str]:
+        env = AlfworldTextEnv()
+        observation = env.reset(game)
+        texts = [observation.text]
+        for step in range(6):
+            observation = env.step(sorted(observation.admissible_commands)[step % 3])
+            texts.append(observation.text)
+        env.close()
+        return texts
+
+    alone = [play(g.path) for g in games]
+    with ThreadPoolExecutor(len(games)) as pool:
+        for _ in range(2):
+            assert list(pool.map(play, [g.path for g in games])) == alone

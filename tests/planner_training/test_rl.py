@@ -10,9 +10,16 @@ from pathlib import Path
 
 import pytest
 import torch
+import yaml  # type: ignore[import-untyped]
 
 from policies.planner_training import rl
-from policies.planner_training.config import LoraSettings, RewardWeights, RolloutSettings, from_mapping
+from policies.planner_training.config import (
+    CONFIG_DIR,
+    LoraSettings,
+    RewardWeights,
+    RolloutSettings,
+    from_mapping,
+)
 from policies.planner_training.data import collate
 from policies.planner_training.dpo import dpo_loss
 from policies.planner_training.model import load_policy, token_logprobs
@@ -115,6 +122,16 @@ def test_rl_on_alfworld_games(
     assert (tmp_path / "run" / "adapter" / "adapter_config.json").is_file()
 
 
+@pytest.mark.parametrize("algo", ["grpo", "gigpo", "hgpo", "dpo"])
+def test_shipped_configs_give_each_domain_its_episode_budget(algo: str) -> None:
+    """An ALFWorld game gets the 50 commands its evaluation gives it (the configs once pinned the
+    tabletop's 10, which ends most games before the object is found); `max_subgoals` still overrides."""
+    shipped = yaml.safe_load((CONFIG_DIR / f"{algo}.yaml").read_text())
+    budgets = {d: from_mapping({**shipped, "domain": d}).rollout.budget(d) for d in ("tabletop", "alfworld")}
+    assert budgets == {"tabletop": 10, "alfworld": 50}
+    assert RolloutSettings(max_subgoals=7).budget("alfworld") == 7
+
+
 def save_random_adapter(model_dir: Path, folder: Path) -> None:
     """A non-trivial adapter for the tiny model (LoRA's B starts at zero: the base model's answers)."""
     start = load_policy(str(model_dir), "", LoraSettings(r=4, alpha=8, dropout=0.3))
@@ -206,19 +223,33 @@ def test_rollouts_decode_as_the_evaluated_adapter_and_leave_the_policy_trainable
     assert grads and all(g is not None and bool(g.abs().sum() > 0) for g in grads)
 
 
+@pytest.mark.parametrize("domain", ["tabletop", "alfworld"])
 def test_batched_rollouts_decode_as_one_at_a_time_and_repeat_under_a_seed(
-    tiny_planner_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    domain: str,
+    tiny_planner_dir: Path,
+    tmp_path: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Six episodes of two tasks played four at a time (a thread and a world each, every round of
-    decisions one generation over the prompts' shared prefix, finished episodes replaced mid-batch) decode
-    greedily exactly what one-at-a-time play decodes, in the same order; sampled batches repeat under a
-    seed and differ from greedy."""
+    """Six episodes from three initial states (tabletop tasks; ALFWorld games) played four at a time (a
+    thread and a world each, every round of decisions one generation over the prompts' shared prefix,
+    finished episodes replaced mid-batch) decode greedily exactly what one-at-a-time play decodes, in the
+    same order; sampled batches repeat under a seed and differ from greedy."""
     save_random_adapter(tiny_planner_dir, tmp_path / "start")
-    settings = {"tasks": ["pick_place", "stack"], "max_subgoals": 3, "subgoal_timeout_s": 4.0}
+    settings: dict[str, object] = {"max_subgoals": 3}
+    if domain == "alfworld":
+        pytest.importorskip("alfworld", reason="ALFWorld tests need the venv built by `make setup`")
+        from tests.alfworld_games import generated_game_set
+
+        games = str(generated_game_set(tmp_path_factory))
+        settings.update(games=games, eval_games=games)
+    else:
+        settings.update(tasks=["pick_place", "stack"], subgoal_timeout_s=4.0)
     one, four = (
         from_mapping(
             {
                 "algo": "grpo",
+                "domain": domain,
                 "model": str(tiny_planner_dir),
                 "adapter": str(tmp_path / "start"),
                 "rollout": {**settings, "batch": batch},
@@ -227,8 +258,8 @@ def test_batched_rollouts_decode_as_one_at_a_time_and_repeat_under_a_seed(
         for batch in (1, 4)
     )
     policy = load_policy(four.model, four.adapter, four.lora)
-    arena = make_arena("tabletop", four.rollout)
-    states = ["pick_place:0", "stack:1", "pick_place:2"]
+    arena = make_arena(domain, four.rollout)
+    states = ["pick_place:0", "stack:1", "pick_place:2"] if domain == "tabletop" else arena.train_states()[:3]
     single = rl.play(arena, policy, one, states, 2, False, seed=7)
     sizes: list[int] = []
     batch_call = TransformersModel.complete_batch
