@@ -36,6 +36,7 @@ class BenchPlannerConfig:
     tasks: tuple[str, ...] = ("sort", "stack")  # tabletop
     games: str = RolloutSettings.games  # alfworld: the training games, in path order
     groups: int = 1  # initial states per task (alfworld: games); each plays `group_size` episodes
+    max_subgoals: int = 0  # an episode's budget; 0: the domain's (RolloutSettings.budget)
     group_size: int = 8
     batches: tuple[int, ...] = (1, 8)  # rollout.batch values compared
     minibatch: int = 8  # decisions per update minibatch
@@ -96,7 +97,7 @@ def run(config: BenchPlannerConfig) -> dict[str, Any]:
         adapter=config.domain if config.adapter is None else config.adapter,
         seed=config.seed,
         threads=config.threads,
-        rollout=RolloutSettings(tasks=config.tasks, games=config.games),
+        rollout=RolloutSettings(tasks=config.tasks, games=config.games, max_subgoals=config.max_subgoals),
     )
     policy = load_policy(train.model, train.adapter, train.lora)
     if config.domain == "alfworld":
@@ -145,6 +146,12 @@ def _parse(argv: list[str]) -> BenchPlannerConfig:
         "--groups", type=int, default=default.groups, help="initial states per task (%(default)s)"
     )
     parser.add_argument(
+        "--max-subgoals",
+        type=int,
+        default=default.max_subgoals,
+        help="subgoals an episode may take; 0: the domain's budget (tabletop 10, alfworld 50)",
+    )
+    parser.add_argument(
         "--group-size", type=int, default=default.group_size, help="episodes per initial state (%(default)s)"
     )
     parser.add_argument(
@@ -167,10 +174,13 @@ def _parse(argv: list[str]) -> BenchPlannerConfig:
         min(args.batches) < 1
         or args.groups < 1
         or args.group_size < 1
+        or args.max_subgoals < 0
         or args.minibatch < 1
         or args.threads < 1
     ):
-        parser.error("--batches, --groups, --group-size, --minibatch and --threads must be >= 1")
+        parser.error(
+            "--batches, --groups, --group-size, --minibatch and --threads must be >= 1, --max-subgoals >= 0"
+        )
     return BenchPlannerConfig(
         model=args.model,
         domain=args.domain,
@@ -178,6 +188,7 @@ def _parse(argv: list[str]) -> BenchPlannerConfig:
         tasks=tuple(args.tasks),
         games=args.games,
         groups=args.groups,
+        max_subgoals=args.max_subgoals,
         group_size=args.group_size,
         batches=tuple(args.batches),
         minibatch=args.minibatch,

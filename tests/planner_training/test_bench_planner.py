@@ -27,6 +27,25 @@ def test_bench_planner_compares_batched_rollouts_and_shared_prefix_updates(
     assert "generated tokens/s" in capsys.readouterr().out
 
 
+def test_bench_planner_plays_alfworld_games(
+    tiny_planner_dir: Path, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """ALFWorld episodes batch too (TextWorld calls under one lock), from the first game in path order."""
+    pytest.importorskip("alfworld", reason="ALFWorld tests need the venv built by `make setup`")
+    from tests.alfworld_games import generated_game_set
+
+    games = generated_game_set(tmp_path_factory)
+    out = tmp_path / "planner.json"
+    args = ["--domain", "alfworld", "--games", str(games), "--model", str(tiny_planner_dir), "--adapter", ""]
+    cases = ["--group-size", "2", "--max-subgoals", "3", "--batches", "1", "2"]
+    assert main([*args, *cases, "--json", str(out)]) == 0
+    results = json.loads(out.read_text())["results"]
+    first = sorted(p.name for p in games.iterdir())[0]
+    assert results["played"] == f"alfworld: train/{first}"
+    assert [(r["batch"], r["episodes"]) for r in results["rollouts"]] == [(1, 2), (2, 2)]
+    assert all(2 <= r["decisions"] <= 6 for r in results["rollouts"])
+
+
 def test_bench_planner_refuses_a_zero_batch(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_info:
         main(["--batches", "0"])
