@@ -97,7 +97,9 @@ def run(config: BenchPlannerConfig) -> dict[str, Any]:
         adapter=config.domain if config.adapter is None else config.adapter,
         seed=config.seed,
         threads=config.threads,
-        rollout=RolloutSettings(tasks=config.tasks, games=config.games, max_subgoals=config.max_subgoals),
+        rollout=RolloutSettings(  # training states only: no evaluation set needed
+            tasks=config.tasks, games=config.games, eval_games=config.games, max_subgoals=config.max_subgoals
+        ),
     )
     policy = load_policy(train.model, train.adapter, train.lora)
     if config.domain == "alfworld":
