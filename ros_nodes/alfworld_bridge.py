@@ -19,6 +19,7 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile
 
 from ros_nodes.node_main import Parameters, log_outcome, run_node
+from ros_nodes.waiting import RESULT_KEPT_S
 from sim.alfworld import (
     AlfworldTextEnv,
     GameEntry,
@@ -61,6 +62,7 @@ class AlfworldBridge(Node):
             "execute_subgoal",
             execute_callback=self._execute,
             cancel_callback=lambda _goal: CancelResponse.REJECT,  # one command: nothing to stop halfway
+            result_timeout=RESULT_KEPT_S,
         )
         entry = self._select(game, seed)
         if isinstance(entry, str):

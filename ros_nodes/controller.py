@@ -30,6 +30,7 @@ from policies.control.skill_policy import GOAL_HORIZON_M
 from ros_nodes.conversions import scene_from_msg, subgoal_from_msg
 from ros_nodes.estop import EmergencyStopError, EstopMonitor
 from ros_nodes.node_main import Parameters, log_outcome, run_node
+from ros_nodes.waiting import RESULT_KEPT_S
 from sim.tabletop import SKILLS, SceneState, SubgoalError, WorldConfig, action_to_command
 
 
@@ -109,6 +110,7 @@ class Controller(Node):
             handle_accepted_callback=self._on_accepted,
             cancel_callback=lambda _goal: CancelResponse.ACCEPT,
             callback_group=ReentrantCallbackGroup(),
+            result_timeout=RESULT_KEPT_S,
         )
         self.get_logger().info(f"policy {policy!r} at {self.rate_hz} Hz")
 

@@ -40,7 +40,7 @@ from policies.planning.backends import ModelError
 from ros_nodes.estop import EmergencyStopError, EstopMonitor
 from ros_nodes.node_main import Parameters, log_outcome, run_node
 from ros_nodes.planner_worlds import make_world
-from ros_nodes.waiting import PeerTimeoutError, call_service, send_goal
+from ros_nodes.waiting import RESULT_KEPT_S, PeerTimeoutError, call_service, send_goal
 from sim.tabletop import Subgoal
 
 
@@ -113,6 +113,7 @@ class Planner(Node):
             goal_callback=self._on_goal,
             callback_group=group,
             cancel_callback=lambda _goal: CancelResponse.ACCEPT,
+            result_timeout=RESULT_KEPT_S,
         )
         self.get_logger().info(f"planner {planner!r} ready; decisions to {self.decision_log.path}")
 

@@ -8,6 +8,8 @@ import uuid
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from action_msgs.msg import GoalStatus
+from builtin_interfaces.msg import Time
 from rclpy.action import ActionClient
 from rclpy.action.client import ClientGoalHandle
 from rclpy.client import Client
@@ -19,6 +21,10 @@ Request = TypeVar("Request")
 Response = TypeVar("Response")
 SEND_ATTEMPTS = 3
 GIVE_UP_POLL_S = 0.05
+RESULT_KEPT_S = 120
+"""How long our action servers keep a finished goal (rclpy's default, 10 s, is shorter than `send_goal`'s
+resends): a repeat that comes later than that is taken for a new goal and runs a second time."""
+PROBE_S = 2.0  # a server answers a result request for a goal id it does not hold at once
 
 
 class PeerTimeoutError(RuntimeError):
@@ -70,6 +76,36 @@ def call_service(
     raise PeerTimeoutError(f"{what}: no answer ({SEND_ATTEMPTS} tries of {timeout_s:.1f} s)")
 
 
+class AdoptedGoalHandle(ClientGoalHandle):
+    """A goal the server took from a copy whose acceptance never reached this client.
+
+    Its result is requested at once: for a goal id the server does not hold, the answer comes straight
+    back with STATUS_UNKNOWN; for one it runs, when the goal ends.
+    """
+
+    def __init__(self, client: ActionClient, goal_id: UUID) -> None:
+        # no response to keep: `accepted` and `stamp`, its only readers, are answered below
+        super().__init__(client, goal_id, goal_response=None)  # type: ignore[arg-type]
+        self._result = super().get_result_async()
+
+    @property
+    def accepted(self) -> bool:
+        return True
+
+    @property
+    def stamp(self) -> Time:
+        return Time()  # the acceptance, and its time, were lost
+
+    def get_result_async(self) -> Future[Any]:
+        return self._result
+
+    def held_by_server(self) -> bool:
+        if not _done_within(self._result, PROBE_S):
+            return True  # still running
+        response = self._result.result()
+        return response is not None and response.status != GoalStatus.STATUS_UNKNOWN
+
+
 def send_goal(
     client: ActionClient,
     goal: Any,
@@ -81,16 +117,25 @@ def send_goal(
     """Send an action goal and wait for the server's answer, resending when none comes.
 
     Right after discovery a server may not yet have matched this client's response reader (discovery is
-    not symmetric, and slow on a loaded machine). It then cannot send the acceptance and drops the goal
-    unexecuted (rclpy's ActionServer logs "Failed to send goal response"). Every resend carries the same
-    goal id, so a server that did take an earlier copy refuses the repeat instead of running it twice.
-    `give_up` is polled while waiting: a node shutting down stops waiting for a peer that may be gone.
+    not symmetric, and slow on a loaded machine), and the acceptance it sends is lost. rclpy 9 runs the
+    goal all the same (it only warns "failed to send response"). Every resend carries the same goal id, so
+    a server that took an earlier copy refuses the repeat instead of running it twice; that refusal, or
+    feedback for the goal id, tells this client the server runs the goal, and it adopts the goal rather
+    than resend. `give_up` is polled while waiting: a node shutting down stops waiting for a peer that may
+    be gone.
     """
     goal_id = UUID(uuid=list(uuid.uuid4().bytes))
-    answered = threading.Event()
+    answered, running = threading.Event(), threading.Event()
+
+    def on_feedback(feedback: Any) -> None:
+        running.set()
+        answered.set()
+        if feedback_callback is not None:
+            feedback_callback(feedback)
+
     futures: list[Future[ClientGoalHandle]] = []
     for _ in range(SEND_ATTEMPTS):
-        future = client.send_goal_async(goal, feedback_callback=feedback_callback, goal_uuid=goal_id)
+        future = client.send_goal_async(goal, feedback_callback=on_feedback, goal_uuid=goal_id)
         future.add_done_callback(lambda _f: answered.set())
         futures.append(future)
         deadline = time.monotonic() + timeout_s
@@ -104,6 +149,11 @@ def send_goal(
             accepted = [h for h in handles if h.accepted]
             if accepted:
                 return accepted[0]
-            if len(futures) == 1 and handles:
+            if running.is_set():
+                return AdoptedGoalHandle(client, goal_id)
+            if handles and len(futures) == 1:
                 return handles[0]  # the first and only copy was refused: a real rejection
+            if handles:  # a repeat refused: the server holds an earlier copy, or refuses the goal itself
+                adopted = AdoptedGoalHandle(client, goal_id)
+                return adopted if adopted.held_by_server() else handles[0]
     raise PeerTimeoutError(f"{what}: no answer to the goal ({SEND_ATTEMPTS} tries of {timeout_s:.1f} s)")

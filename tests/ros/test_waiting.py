@@ -1,18 +1,31 @@
-"""call_service resends a request whose answer never came, as a server that drops its response makes it."""
+"""call_service and send_goal against real servers whose answers are lost, as before they match the client."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 import rclpy
+from action_msgs.msg import GoalStatus
+from hgpo_msgs.action import ExecuteSubgoal
+from rclpy.action import ActionClient, ActionServer, GoalResponse
+from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.task import Future
 from std_srvs.srv import Trigger
 
 from ros_nodes.background_spin import BackgroundSpin
-from ros_nodes.waiting import SEND_ATTEMPTS, PeerTimeoutError, call_service
+from ros_nodes.waiting import (
+    RESULT_KEPT_S,
+    SEND_ATTEMPTS,
+    PeerTimeoutError,
+    call_service,
+    send_goal,
+    wait_for,
+)
 from tests.ros.helpers import DISCOVERY_S
 
 
@@ -65,3 +78,92 @@ def test_a_server_that_never_answers_times_out_naming_it(server: DroppingServer,
     with pytest.raises(PeerTimeoutError, match=f"reset: no answer \\({SEND_ATTEMPTS} tries of 0.3 s\\)"):
         call_service(client, Trigger.Request(), 0.3, "reset")
     assert server.requests == SEND_ATTEMPTS
+
+
+class ActionPeer:
+    """A real ExecuteSubgoal server whose first `lose` goal acceptances never reach the client, as when it
+    has not yet matched the client's response reader; the goals run all the same, as rclpy 9 runs them
+    (it only warns "failed to send response"). It counts the goals it runs."""
+
+    def __init__(
+        self, monkeypatch: pytest.MonkeyPatch, lose: int, accept: bool = True, feedback: bool = True
+    ):
+        self.node = rclpy.create_node("lossy_server", namespace="waiting")
+        self.runs = 0
+        self.release = threading.Event()
+        self._feedback = feedback
+        self.server = ActionServer(
+            self.node,
+            ExecuteSubgoal,
+            "execute_subgoal",
+            execute_callback=self._execute,
+            goal_callback=lambda _goal: GoalResponse.ACCEPT if accept else GoalResponse.REJECT,
+            callback_group=ReentrantCallbackGroup(),
+            result_timeout=RESULT_KEPT_S,
+        )
+        handle_type = type(self.server._handle)
+        send = handle_type.send_goal_response
+        lost = iter(range(lose))
+
+        def send_or_lose(handle: Any, *args: Any) -> None:
+            if handle is not self.server._handle or next(lost, None) is None:
+                send(handle, *args)
+
+        monkeypatch.setattr(handle_type, "send_goal_response", send_or_lose)
+        self._spin = BackgroundSpin(self.node)
+
+    def _execute(self, goal_handle: ServerGoalHandle) -> ExecuteSubgoal.Result:
+        self.runs += 1
+        while self._feedback and not self.release.wait(0.05):
+            goal_handle.publish_feedback(ExecuteSubgoal.Feedback(steps=self.runs))
+        goal_handle.succeed()
+        return ExecuteSubgoal.Result(success=True, message=f"run {self.runs}")
+
+    def close(self) -> None:
+        self.release.set()
+        self._spin.close()
+        self.node.destroy_node()
+
+
+@pytest.fixture
+def peer(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, ros_context: None
+) -> Iterator[ActionPeer]:
+    started = ActionPeer(monkeypatch, **request.param)
+    yield started
+    started.close()
+
+
+def _client(test_node: Node) -> ActionClient:
+    client: ActionClient = ActionClient(test_node, ExecuteSubgoal, "/waiting/execute_subgoal")
+    assert client.wait_for_server(timeout_sec=DISCOVERY_S)
+    return client
+
+
+@pytest.mark.parametrize("peer", [{"lose": 1}], indirect=True)
+def test_a_running_goal_whose_acceptance_was_lost_is_adopted(peer: ActionPeer, test_node: Node) -> None:
+    """Regression: the controller ran a goal whose acceptance was lost; send_goal's repeats were refused
+    while it ran, and once its result had expired (10 s) a third copy ran it again (CI, stop 16)."""
+    feedback: list[Any] = []
+    handle = send_goal(_client(test_node), ExecuteSubgoal.Goal(), 30.0, "lossy", feedback.append)
+    assert handle.accepted and feedback and not peer.release.is_set()  # adopted from its feedback
+    peer.release.set()
+    response = wait_for(handle.get_result_async(), DISCOVERY_S, "result")
+    assert response.status == GoalStatus.STATUS_SUCCEEDED and response.result.message == "run 1"
+    assert peer.runs == 1
+
+
+@pytest.mark.parametrize("peer", [{"lose": 1, "feedback": False}], indirect=True)
+def test_a_finished_goal_whose_acceptance_was_lost_is_adopted(peer: ActionPeer, test_node: Node) -> None:
+    """A goal too short for feedback: the refused repeat says the server holds it, and its result is kept."""
+    handle = send_goal(_client(test_node), ExecuteSubgoal.Goal(), 0.5, "lossy")
+    assert handle.accepted
+    response = wait_for(handle.get_result_async(), DISCOVERY_S, "result")
+    assert response.status == GoalStatus.STATUS_SUCCEEDED and response.result.message == "run 1"
+    assert peer.runs == 1
+
+
+@pytest.mark.parametrize("peer", [{"lose": 1, "accept": False}], indirect=True)
+def test_a_rejection_whose_first_answer_was_lost_stays_a_rejection(peer: ActionPeer, test_node: Node) -> None:
+    handle = send_goal(_client(test_node), ExecuteSubgoal.Goal(), 0.5, "lossy")
+    assert not handle.accepted and peer.runs == 0
