@@ -11,6 +11,7 @@ import rclpy
 from action_msgs.msg import GoalStatus
 from hgpo_msgs.action import ExecuteSubgoal
 from rclpy.action import ActionClient, ActionServer, GoalResponse
+from rclpy.action.client import ClientGoalHandle
 from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
@@ -140,6 +141,12 @@ def _client(test_node: Node) -> ActionClient:
     return client
 
 
+def assert_ran_once(peer: ActionPeer, handle: ClientGoalHandle) -> None:
+    response = wait_for(handle.get_result_async(), DISCOVERY_S, "result")
+    assert response.status == GoalStatus.STATUS_SUCCEEDED and response.result.message == "run 1"
+    assert peer.runs == 1
+
+
 @pytest.mark.parametrize("peer", [{"lose": 1}], indirect=True)
 def test_a_running_goal_whose_acceptance_was_lost_is_adopted(peer: ActionPeer, test_node: Node) -> None:
     """Regression: the controller ran a goal whose acceptance was lost; send_goal's repeats were refused
@@ -148,9 +155,7 @@ def test_a_running_goal_whose_acceptance_was_lost_is_adopted(peer: ActionPeer, t
     handle = send_goal(_client(test_node), ExecuteSubgoal.Goal(), 30.0, "lossy", feedback.append)
     assert handle.accepted and feedback and not peer.release.is_set()  # adopted from its feedback
     peer.release.set()
-    response = wait_for(handle.get_result_async(), DISCOVERY_S, "result")
-    assert response.status == GoalStatus.STATUS_SUCCEEDED and response.result.message == "run 1"
-    assert peer.runs == 1
+    assert_ran_once(peer, handle)
 
 
 @pytest.mark.parametrize("peer", [{"lose": 1, "feedback": False}], indirect=True)
@@ -158,9 +163,7 @@ def test_a_finished_goal_whose_acceptance_was_lost_is_adopted(peer: ActionPeer, 
     """A goal too short for feedback: the refused repeat says the server holds it, and its result is kept."""
     handle = send_goal(_client(test_node), ExecuteSubgoal.Goal(), 0.5, "lossy")
     assert handle.accepted
-    response = wait_for(handle.get_result_async(), DISCOVERY_S, "result")
-    assert response.status == GoalStatus.STATUS_SUCCEEDED and response.result.message == "run 1"
-    assert peer.runs == 1
+    assert_ran_once(peer, handle)
 
 
 @pytest.mark.parametrize("peer", [{"lose": 1, "accept": False}], indirect=True)
