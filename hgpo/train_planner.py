@@ -110,6 +110,7 @@ def main(argv: list[str]) -> int:
     from policies.planner_training.data import DataError
     from policies.planner_training.runner import train
     from policies.planning.backends import ModelError
+    from policies.skills.stop_request import StopRequest
 
     try:
         if args.resume is not None:
@@ -145,7 +146,8 @@ def main(argv: list[str]) -> int:
         flush=True,
     )
     try:
-        outcome = train(config, run_dir, progress=not args.no_progress)
+        with StopRequest("training") as stop:
+            outcome = train(config, run_dir, progress=not args.no_progress, stop=stop)
     except (DataError, ModelError, ValueError, FileNotFoundError) as err:
         print(f"hgpo train-planner: error: {err}", file=sys.stderr)
         return 2
@@ -161,4 +163,7 @@ def main(argv: list[str]) -> int:
             )
         )
     print(f"{outcome.steps} steps in {outcome.wall_s:.0f} s; adapter: {run_dir / 'adapter'}")
+    if outcome.stopped:
+        print(f"stopped by Ctrl-C; continue with: hgpo train-planner --resume {run_dir}")
+        return 130
     return 0

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from hgpo.bench.report import table
 from policies.skills.config import CONFIG_DIR, TrainConfig, load_config, with_overrides
 from policies.skills.runner import OffPolicyRunner
+from policies.skills.stop_request import StopRequest
 
 if TYPE_CHECKING:
     from policies.skills.ppo_runner import PpoRunner
@@ -95,7 +96,8 @@ def main(argv: list[str]) -> int:
         except ValueError as err:
             print(f"hgpo train-skills: {err}", file=sys.stderr)
             return 2
-        summary = runner.learn()
+        with StopRequest(f"training {config.skill}") as stop:
+            summary = runner.learn(stop)
         final = summary.final
         rows.append(
             [
@@ -108,8 +110,13 @@ def main(argv: list[str]) -> int:
                 str(summary.run_dir),
             ]
         )
+        if summary.stopped:
+            break
     print()
     print(table(["skill", "backend", "env steps", "wall s", "success", "return", "run folder"], rows))
     if any(config.algorithm == "sac" for config, _ in jobs):
         print("export a SAC policy: hgpo export-onnx RUN_FOLDER/checkpoints/last.pt policy.onnx")
+    if summary.stopped:
+        print(f"stopped by Ctrl-C; continue with: hgpo train-skills --resume {summary.run_dir}")
+        return 130
     return 0

@@ -65,11 +65,13 @@ def train_bc(
     seed: int,
     time_budget_s: float = 0.0,
     progress: Callable[[int], None] | None = None,
+    stop: Callable[[], bool] = lambda: False,
 ) -> BCState:
     """Epochs of shuffled minibatches; validate before the first step (a run from a trained adapter
     must not end worse than it started), every `validate_every` steps and at each epoch's end;
     `on_best` saves the adapter whenever the validation loss improves; stop after `patience` validations
-    without improvement, at the time budget or after the last epoch."""
+    without improvement, at the time budget or after the last epoch. `stop()` true (Ctrl-C) ends it after
+    the current step with a checkpoint, without the validation a step would need to be kept as best."""
     started = time.perf_counter()
     params = policy.parameters()
 
@@ -110,6 +112,9 @@ def train_bc(
             if progress:
                 progress(1)
             if val and state.step % settings.validate_every == 0 and check():
+                return state
+            if stop():
+                on_checkpoint()
                 return state
             if time_budget_s and time.perf_counter() - started > time_budget_s:
                 if val:

@@ -33,6 +33,7 @@ from policies.planner_training.data import encode, episodes_of, load_demos, repe
 from policies.planner_training.model import Policy, load_policy
 from policies.planner_training.rollouts import Arena, make_arena, success_by_kind
 from policies.skills.run_log import RunLog
+from policies.skills.stop_request import never
 
 PLOTS = {
     "bc": (
@@ -58,6 +59,7 @@ class Outcome:
     steps: int
     wall_s: float
     metrics: dict[str, float] = field(default_factory=dict)  # the last logged value of every metric
+    stopped: bool = False  # ended early by `stop()` (Ctrl-C), saved to resume
     evaluation: dict[str, Any] = field(default_factory=dict)
 
 
@@ -115,7 +117,9 @@ def _last(log: RunLog) -> dict[str, float]:
     return merged
 
 
-def train_bc(config: PlannerTrainConfig, run_dir: Path, progress: bool = True) -> Outcome:
+def train_bc(
+    config: PlannerTrainConfig, run_dir: Path, progress: bool = True, stop: Callable[[], bool] = never
+) -> Outcome:
     if not config.bc.demos:
         raise ValueError(
             "BC needs demonstrations: give --demos FILE.jsonl (`hgpo tabletop-demos`, "
@@ -162,15 +166,16 @@ def train_bc(config: PlannerTrainConfig, run_dir: Path, progress: bool = True) -
         seed=config.seed,
         time_budget_s=config.time_budget_s,
         progress=bar.update,
+        stop=stop,
     )
     bar.close()
     if best:
         policy.load_trainable_state(best)  # the adapter that was saved: best validation loss
     else:
         policy.save(run_dir / "adapter")
-    outcome = Outcome(run_dir, state.step, time.perf_counter() - started)
+    outcome = Outcome(run_dir, state.step, time.perf_counter() - started, stopped=stop())
     outcome.metrics = {"examples": float(len(demos)), "train": float(len(train)), "val": float(len(val))}
-    if config.eval_episodes:
+    if config.eval_episodes and not outcome.stopped:
         arena = make_arena(config.domain, config.rollout)
         try:
             outcome.evaluation = evaluate(policy, arena, config)
@@ -179,7 +184,9 @@ def train_bc(config: PlannerTrainConfig, run_dir: Path, progress: bool = True) -
     return _finish(config, run_dir, log, outcome)
 
 
-def train_on_policy(config: PlannerTrainConfig, run_dir: Path, progress: bool = True) -> Outcome:
+def train_on_policy(
+    config: PlannerTrainConfig, run_dir: Path, progress: bool = True, stop: Callable[[], bool] = never
+) -> Outcome:
     """Iterations of rollouts from the current policy, then an update: GRPO, GiGPO or HGPO advantages under
     the clipped objective (config.rl.iterations), or DPO on the pairs mined from them (config.dpo.rounds)."""
     started = time.perf_counter()
@@ -231,15 +238,16 @@ def train_on_policy(config: PlannerTrainConfig, run_dir: Path, progress: bool = 
                 success=f"{metrics['rollout/success_rate']:.2f}", ret=f"{metrics['rollout/return']:.2f}"
             )
             out_of_time = bool(config.time_budget_s) and time.perf_counter() - started > config.time_budget_s
-            if iteration % config.checkpoint_every == 0 or iteration == iterations or out_of_time:
+            ending = out_of_time or stop()
+            if iteration % config.checkpoint_every == 0 or iteration == iterations or ending:
                 checkpoint.save(policy, optimizer, counters)
                 policy.save(run_dir / "adapter")
                 log.flush()
-            if out_of_time:
+            if ending:
                 break
         bar.close()
-        outcome = Outcome(run_dir, counters["iteration"], time.perf_counter() - started)
-        if config.eval_episodes:
+        outcome = Outcome(run_dir, counters["iteration"], time.perf_counter() - started, stopped=stop())
+        if config.eval_episodes and not outcome.stopped:
             outcome.evaluation = evaluate(policy, arena, config)
     finally:
         arena.close()
@@ -257,12 +265,13 @@ def _finish(config: PlannerTrainConfig, run_dir: Path, log: RunLog, outcome: Out
         "adapter": str(run_dir / "adapter"),
         "last_metrics": outcome.metrics,
         "evaluation": outcome.evaluation,
+        "stopped": outcome.stopped,
     }
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     return outcome
 
 
-TRAINERS: dict[str, Callable[[PlannerTrainConfig, Path, bool], Outcome]] = {
+TRAINERS: dict[str, Callable[[PlannerTrainConfig, Path, bool, Callable[[], bool]], Outcome]] = {
     "bc": train_bc,
     "grpo": train_on_policy,
     "gigpo": train_on_policy,
@@ -271,5 +280,8 @@ TRAINERS: dict[str, Callable[[PlannerTrainConfig, Path, bool], Outcome]] = {
 }
 
 
-def train(config: PlannerTrainConfig, run_dir: Path, progress: bool = True) -> Outcome:
-    return TRAINERS[config.algo](config, run_dir, progress)
+def train(
+    config: PlannerTrainConfig, run_dir: Path, progress: bool = True, stop: Callable[[], bool] = never
+) -> Outcome:
+    """`stop()` is polled after each step (BC) or iteration (RL, DPO): true ends the run there, saved."""
+    return TRAINERS[config.algo](config, run_dir, progress, stop)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import math
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from pathlib import Path
 
@@ -34,6 +34,7 @@ from policies.skills.evaluation import EvalResult, evaluate
 from policies.skills.rsl_rl_env import RslRlGoalEnv
 from policies.skills.run_log import RunLog
 from policies.skills.runner import RunSummary
+from policies.skills.stop_request import never
 
 
 class PpoRunner:
@@ -76,7 +77,8 @@ class PpoRunner:
     def evaluate_now(self) -> EvalResult:
         return evaluate(self.eval_env, self.policy, self.config.eval_episodes)
 
-    def learn(self) -> RunSummary:
+    def learn(self, stop: Callable[[], bool] = never) -> RunSummary:
+        """Train in chunks of iterations between evaluations; `stop()` is polled after each chunk."""
         config = self.config
         checkpoint = self.run_dir / "checkpoints" / "last.pt"
         log = RunLog(self.run_dir)
@@ -112,12 +114,12 @@ class PpoRunner:
             if config.target_success and row["eval/success_rate"] >= config.target_success:
                 self.reached_target_at = self.reached_target_at or self.env_steps
                 break
-            if config.time_budget_s and self.train_time_s >= config.time_budget_s:
+            if (config.time_budget_s and self.train_time_s >= config.time_budget_s) or stop():
                 break
         bar.close()
         self._save(checkpoint, log)
         log.close()
-        return RunSummary.of(self, start_wall)
+        return RunSummary.of(self, start_wall, stop())
 
     def _evaluate(self, log: RunLog) -> dict[str, float]:
         result = self.evaluate_now()

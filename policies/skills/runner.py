@@ -14,6 +14,7 @@ A run folder holds everything about one run:
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -32,6 +33,7 @@ from policies.skills.her_buffer import HerReplayBuffer
 from policies.skills.networks import ActorConfig
 from policies.skills.run_log import RunLog
 from policies.skills.sac import SAC
+from policies.skills.stop_request import never
 from policies.skills.training_checkpoint import (
     CHECKPOINT_FORMAT,
     load_training_checkpoint,
@@ -55,9 +57,11 @@ class RunSummary:
     final: EvalResult
     reached_target_at: int | None
     """Env steps at the first evaluation reaching target_success, if any."""
+    stopped: bool
+    """Ended early by its stop request (Ctrl-C), saved to resume."""
 
     @classmethod
-    def of(cls, run: TrainingRun, start_wall: float) -> RunSummary:
+    def of(cls, run: TrainingRun, start_wall: float, stopped: bool) -> RunSummary:
         """The summary of a run just finished; `start_wall`: perf_counter when this invocation began."""
         return cls(
             skill=run.config.skill,
@@ -68,6 +72,7 @@ class RunSummary:
             wall_time_s=time.perf_counter() - start_wall,
             final=run.evaluations[-1][1],
             reached_target_at=run.reached_target_at,
+            stopped=stopped,
         )
 
 
@@ -139,7 +144,9 @@ class OffPolicyRunner:
         """The deterministic actor on numpy batches (what evaluation and deployment run)."""
         return self.agent.act(torch.from_numpy(obs), torch.from_numpy(goal), deterministic=True).numpy()
 
-    def learn(self) -> RunSummary:
+    def learn(self, stop: Callable[[], bool] = never) -> RunSummary:
+        """Train to config.env_steps, the target success or the time budget, or until `stop()` is true
+        (polled every env step)."""
         config, env, agent = self.config, self.env, self.agent
         self.run_dir.mkdir(parents=True, exist_ok=True)
         checkpoint = self.run_dir / "checkpoints" / "last.pt"
@@ -169,8 +176,8 @@ class OffPolicyRunner:
         next_eval = (self.env_steps // config.eval_every + 1) * config.eval_every
         next_checkpoint = (self.env_steps // config.checkpoint_every + 1) * config.checkpoint_every
         tick = time.perf_counter()
-        stop = False
-        while self.env_steps < config.env_steps and not stop:
+        finished = False
+        while self.env_steps < config.env_steps and not finished:
             obs, goal = observation["observation"], observation["desired_goal"]
             if self.env_steps < config.learning_starts:
                 action = self.rng.uniform(-1.0, 1.0, (env.num_envs, env.action_dim)).astype(np.float32)
@@ -209,11 +216,11 @@ class OffPolicyRunner:
                 )
                 if config.target_success and row["eval/success_rate"] >= config.target_success:
                     self.reached_target_at = self.reached_target_at or self.env_steps
-                    stop = True
+                    finished = True
                 tick = time.perf_counter()
             trained_s = self.train_time_s + time.perf_counter() - tick
-            if config.time_budget_s and trained_s >= config.time_budget_s:
-                stop = True
+            if (config.time_budget_s and trained_s >= config.time_budget_s) or stop():
+                finished = True
             if self.env_steps >= next_checkpoint:
                 next_checkpoint += config.checkpoint_every
                 self._save(checkpoint, log)
@@ -223,7 +230,7 @@ class OffPolicyRunner:
             self._evaluate(log, finished_returns, finished_success)
         self._save(checkpoint, log)
         log.close()
-        return RunSummary.of(self, start_wall)
+        return RunSummary.of(self, start_wall, stop())
 
     def evaluate_now(self) -> EvalResult:
         """The current deterministic policy over `eval_episodes` episodes of the evaluation envs."""

@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+from tests.processes import Captured
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -61,3 +64,24 @@ def test_train_rejects_an_unknown_device_without_a_traceback() -> None:
     result = hgpo("train-skills", "reach", "--device", "tpu")
     assert result.returncode == 2
     assert "device must be cpu or cuda" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_ctrl_c_ends_training_saved_and_says_how_to_resume(tmp_path: Path) -> None:
+    """Regression: Ctrl-C printed a KeyboardInterrupt traceback and lost everything since the last
+    checkpoint. Now the run ends at the next env step, evaluated and saved, and exits 130."""
+    run = tmp_path / "stopped"
+    training = Captured(
+        [sys.executable, "-m", "hgpo.cli", "train-skills", "reach", "--runs-dir", str(tmp_path), "--run-name",
+         "stopped", "--env-steps", "10000000", "--num-envs", "2", "--eval-episodes", "2", "--no-progress"],
+        REPO,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while not (run / "config.yaml").is_file():  # written once training has begun
+            assert training.proc.poll() is None and time.monotonic() < deadline, training.output
+            time.sleep(0.05)
+        assert training.stop(timeout=120) == 130, training.output
+    finally:
+        training.stop(timeout=10)
+    assert f"continue with: hgpo train-skills --resume {run}" in training.output, training.output
+    assert "Traceback" not in training.output and (run / "checkpoints" / "last.pt").is_file()

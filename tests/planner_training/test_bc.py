@@ -143,3 +143,22 @@ def test_last_layers_adapts_only_the_top_blocks(tiny_planner_dir: Path) -> None:
     assert {n.split(".h.1.")[1].split(".lora")[0] for n in names} == {
         "attn.c_attn", "attn.c_proj", "mlp.c_fc", "mlp.c_proj",
     }  # fmt: skip
+
+
+def test_a_stop_request_ends_bc_after_the_step_with_a_checkpoint(
+    tiny_planner_dir: Path, tabletop_demos: Path
+) -> None:
+    """Ctrl-C in `hgpo train-planner` asks BC to stop: it ends after the step it is in, saved to resume."""
+    policy, train_demos, val = _tiny_bc(tiny_planner_dir, tabletop_demos)
+    steps: list[int] = []
+    saved: list[int] = []
+    requests = iter([False, False, True])
+    state = _fit(
+        policy,
+        [encode(policy.tokenizer, d.messages, d.answer) for d in train_demos],
+        val,
+        log=lambda step, metrics: steps.append(step),
+        on_checkpoint=lambda: saved.append(steps[-1]),
+        stop=lambda: next(requests),
+    )
+    assert state.step == 3 and saved[-1] == 3  # the stop after step 3 saved it

@@ -4,11 +4,20 @@ as users call them: outputs, run folders, and bad input that exits 2 saying what
 from __future__ import annotations
 
 import json
+import os
+import signal
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from hgpo.cli import main as hgpo
+from policies.skills.stop_request import StopRequest
+from tests.processes import Captured
+
+REPO = Path(__file__).resolve().parents[2]
+HGPO = [sys.executable, "-m", "hgpo.cli"]
 
 
 def test_tabletop_demos_writes_solved_episodes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -117,3 +126,40 @@ def test_alfworld_eval_evaluates_an_adapter(
     assert record["llm"]["adapter"] == str(tmp_path / "adapter") and record["games"] == 1
     assert hgpo([*args, "--adapter", str(tmp_path / "missing")]) == 2
     assert "has no adapter_config.json" in capsys.readouterr().err
+
+
+def test_ctrl_c_ends_training_saved_and_the_run_resumes(
+    tiny_planner_dir: Path, tabletop_demos: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Regression: Ctrl-C in a long run printed a KeyboardInterrupt traceback and lost the steps and
+    metrics since its last checkpoint. Now it ends after the current step, saved, and says how to resume."""
+    run = tmp_path / "bc"
+    args = ["--algo", "bc", "--model", str(tiny_planner_dir), "--demos", str(tabletop_demos)]
+    args += ["--epochs", "100000", "--eval-episodes", "0", "--set", "bc.validate_every=100000"]
+    training = Captured([*HGPO, "train-planner", *args, "--run-dir", str(run), "--no-progress"], REPO)
+    try:
+        deadline = time.monotonic() + 120
+        while not (run / "checkpoints" / "last" / "state.pt").is_file():  # step 0's validation: running
+            assert training.proc.poll() is None and time.monotonic() < deadline, training.output
+            time.sleep(0.05)
+        assert training.stop(timeout=60) == 130, training.output
+    finally:
+        training.stop(timeout=10)
+    assert f"stopped by Ctrl-C; continue with: hgpo train-planner --resume {run}" in training.output
+    assert "Traceback" not in training.output
+    stopped = json.loads((run / "summary.json").read_text())
+    assert stopped["stopped"] and stopped["steps"] >= 1
+    logged = [json.loads(line)["step"] for line in (run / "metrics.jsonl").read_text().splitlines()]
+    assert logged[-1] == stopped["steps"]  # every step trained was logged
+    assert hgpo(["train-planner", "--resume", str(run), "--time-budget-s", "1", "--no-progress"]) == 0
+    resumed = json.loads((run / "summary.json").read_text())
+    assert resumed["steps"] > stopped["steps"] and not resumed["stopped"]
+
+
+def test_a_second_ctrl_c_interrupts_at_once() -> None:
+    with StopRequest("training") as stop:
+        os.kill(os.getpid(), signal.SIGINT)
+        assert stop()
+        with pytest.raises(KeyboardInterrupt):
+            os.kill(os.getpid(), signal.SIGINT)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
