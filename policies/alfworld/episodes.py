@@ -11,7 +11,7 @@ from typing import Any
 
 from policies.planning import Decision, LoopConfig, Planner, StepRecord, run_closed_loop
 from policies.planning.alfworld_domain import AlfworldDomain, AlfworldView
-from policies.planning.domain import Subgoal
+from policies.planning.domain import Subgoal, valid_now
 from policies.planning.prompting import PromptBuilder
 from sim.alfworld import GameEntry, TextEnv, TextObservation, TextSubgoal, execute_subgoal
 
@@ -140,7 +140,7 @@ def demo_record(
         "task": instruction,
         "observation": view.last,
         "history": [[str(s.subgoal), s.message] for s in history],
-        "admissible_subgoals": [str(s) for s in domain.valid_subgoals(view)],
+        "admissible_subgoals": [str(s) for s in valid_now(domain, view, history)],
         "expert_subgoal": str(subgoal),
         "messages": [dict(m) for m in messages],
     }

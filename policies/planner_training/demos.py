@@ -10,6 +10,7 @@ from typing import Any
 from policies.control import ExpertSkillPolicy
 from policies.evaluation import run_episode
 from policies.planning import ExpertPlannerBackend, LoopConfig, StepRecord, TabletopDomain, format_subgoal
+from policies.planning.domain import valid_now
 from policies.planning.prompting import PromptBuilder
 from sim.tabletop import Subgoal, TabletopWorld, Task, WorldConfig, make_task
 
@@ -36,7 +37,9 @@ class _Recorder:
                 "instruction": self.task.instruction,
                 "observation": self.domain.render_observation(state),
                 "history": [[format_subgoal(s.subgoal), s.message] for s in self.history],
-                "admissible_subgoals": [format_subgoal(s) for s in self.domain.valid_subgoals(state)],
+                "admissible_subgoals": [
+                    format_subgoal(s) for s in valid_now(self.domain, state, self.history)
+                ],
                 "expert_subgoal": format_subgoal(subgoal),
                 "messages": [dict(m) for m in messages],
             }

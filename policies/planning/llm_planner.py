@@ -10,7 +10,7 @@ from typing import Any
 
 from policies.planning.backends import LanguageModel, ModelError, load_model
 from policies.planning.decisions import Attempt, DecisionTrace
-from policies.planning.domain import PlanningDomain
+from policies.planning.domain import PlanningDomain, valid_now
 from policies.planning.domains import make_domain
 from policies.planning.llm_config import LLMConfig
 from policies.planning.parsing import DONE, format_subgoal, validate_output
@@ -42,10 +42,15 @@ class LLMPlanner:
 
     def next_subgoal(self, context: PlanningContext[Any]) -> Subgoal | None:
         observation = context.state
-        valid = self.domain.valid_subgoals(observation)
+        valid = valid_now(self.domain, observation, context.history)
         finish = self.domain.finish_allowed(observation)
         choices = [format_subgoal(subgoal) for subgoal in valid] + ([DONE] if finish else [])
         messages = self.prompts.messages(self.domain, context.instruction, observation, context.history)
+
+        def explain(subgoal: Subgoal) -> str:
+            why = self.domain.redundant(subgoal, context.history)
+            return why or self.domain.explain_invalid(subgoal, observation)
+
         attempts: list[Attempt] = []
         check = None
         try:
@@ -53,9 +58,7 @@ class LLMPlanner:
                 started = time.perf_counter()
                 completion = self.model.complete(messages, choices if self.constrained else None)
                 latency_ms = 1000 * (time.perf_counter() - started)
-                check = validate_output(
-                    completion.text, valid, lambda sg: self.domain.explain_invalid(sg, observation), finish
-                )
+                check = validate_output(completion.text, valid, explain, finish)
                 attempts.append(
                     Attempt(
                         tuple(messages),

@@ -16,6 +16,7 @@ import itertools
 from collections.abc import Sequence
 
 from policies.planning.domain import SkillParam, SkillSpec
+from policies.planning.planner import StepRecord
 from sim.tabletop import SKILLS, SceneState, SubgoalError, check_subgoal
 from sim.tabletop.predicates import held, on
 from sim.tabletop.skills import Skill, Subgoal
@@ -89,3 +90,6 @@ class TabletopDomain:
         if subgoal.skill == "place":
             return f"{subgoal}: the gripper holds nothing; pick {subgoal.args[0]} first"
         return f"{subgoal} is not a valid subgoal in this scene"
+
+    def redundant(self, subgoal: Subgoal, history: Sequence[StepRecord]) -> str | None:
+        return None  # the scene shows everything a subgoal changes; a repeat is the loop guard's to catch

@@ -5,10 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from policies.planning.alfworld_domain import AlfworldView
+from policies.planning.domain import Subgoal, valid_now
 from policies.planning.domains import make_domain
 from policies.planning.parsing import format_subgoal, is_well_formed, parse_subgoal, validate_output
+from policies.planning.planner import StepRecord
 from policies.planning.prompting import PromptBuilder
 from sim.alfworld import TEXT_SKILLS, AlfworldTextEnv, discover_games
+from tests.alfworld_history import AT_SHELF, ROOM, WALKED, history_of
 
 
 def test_valid_set_is_the_admissible_subgoals(game_set: Path, text_env: AlfworldTextEnv) -> None:
@@ -31,3 +34,40 @@ def test_valid_set_is_the_admissible_subgoals(game_set: Path, text_env: Alfworld
     assert "Your task" not in text and "you see a" in text
     system, user = PromptBuilder.for_domain(domain).messages(domain, first.task, view, ())
     assert first.task in user["content"] and "go_to(recep: receptacle)" in system["content"]
+
+
+def test_going_back_without_a_change_is_redundant() -> None:
+    """Regression: holding the object, the shipped adapter walked in cycles of about k + 1 receptacles (k = 4
+    history lines in the prompt) until the 50-step budget ran out; every game it lost in evaluation."""
+    domain = make_domain("alfworld")
+    history = history_of(*WALKED)
+    back = domain.redundant(Subgoal("go_to", ("bed 1",)), history)
+    assert back is not None and "went there after your last change" in back
+    assert domain.redundant(Subgoal("go_to", ("desk 1",)), history) is None
+    assert domain.redundant(Subgoal("examine", ("shelf 1",)), history) is None  # only walks are pruned
+    assert domain.redundant(Subgoal("go_to", ("drawer 2",)), history) is None  # before the take: a change
+    failed_put = StepRecord(Subgoal("put", ("candle 1", "shelf 1")), False, "Nothing happens.")
+    assert domain.redundant(Subgoal("go_to", ("bed 1",)), (*history, failed_put)) is not None
+    put = StepRecord(Subgoal("put", ("candle 1", "shelf 1")), True, "You put the candle 1 in/on the shelf 1.")
+    assert domain.redundant(Subgoal("go_to", ("bed 1",)), (*history, put)) is None
+
+
+def test_undoing_the_last_change_is_redundant() -> None:
+    """Regression: with the walks pruned, the shipped adapter lost cool and pick games putting the object
+    back where it took it from and taking it again, until the budget ran out."""
+    domain = make_domain("alfworld")
+    history = history_of(*WALKED)  # took the candle from drawer 2, then only walked and looked
+    undo = domain.redundant(Subgoal("put", ("candle 1", "drawer 2")), history)
+    assert undo is not None and "would undo your last change, take(candle 1, drawer 2)" in undo
+    assert domain.redundant(Subgoal("put", ("candle 1", "shelf 1")), history) is None
+    put = history_of(("put(candle 1, shelf 1)", "You move the candle 1 to the shelf 1."))
+    assert domain.redundant(Subgoal("take", ("candle 1", "shelf 1")), (*history, *put)) is not None
+    opened = history_of(("open(drawer 1)", "You open the drawer 1. The drawer 1 is open."))
+    assert domain.redundant(Subgoal("close", ("drawer 1",)), opened) is not None
+    assert domain.redundant(Subgoal("take", ("candle 1", "shelf 1")), (*history, *put, *opened)) is None
+
+    view = AlfworldView(ROOM, WALKED[-1][1], AT_SHELF)
+    assert [str(s) for s in valid_now(domain, view, history)] == ["go_to(desk 1)", "examine(shelf 1)"]
+    circled = (*history, *history_of(("go_to(desk 1)", "You arrive at desk 1.")))
+    every_walk_done = AlfworldView(ROOM, "You arrive at desk 1.", ("go to bed 1", "go to shelf 1"))
+    assert len(valid_now(domain, every_walk_done, circled)) == 2  # all redundant: the model still answers

@@ -156,3 +156,19 @@ def test_done_is_a_choice_and_an_empty_scene_still_decodes(tiny: TransformersMod
     planner = LLMPlanner(make_domain("tabletop"), tiny, LLMConfig())
     assert planner.next_subgoal(PlanningContext("do nothing", scene, ())) is None
     assert planner.last_trace is not None and planner.last_trace.valid_subgoals == ("done()",)
+
+
+def test_constrained_alfworld_answers_never_walk_back_without_a_change(tiny: TransformersModel) -> None:
+    """Whatever the model prefers (a random tiny one), a receptacle gone to since the last change is not
+    among the answers (the domain's `redundant`; regression for the shipped adapter's walking in circles)."""
+    from policies.planning.alfworld_domain import AlfworldView
+    from tests.alfworld_history import AT_SHELF, ROOM, WALKED, history_of
+
+    planner = LLMPlanner(make_domain("alfworld"), tiny, LLMConfig(max_reasks=0))
+    view = AlfworldView(ROOM, WALKED[-1][1], AT_SHELF)
+    context = PlanningContext("put a candle in desk.", view, history_of(*WALKED))
+    answers = set()
+    for seed in range(12):
+        tiny._generator.manual_seed(seed)
+        answers.add(str(planner.next_subgoal(context)))
+    assert answers <= {"go_to(desk 1)", "examine(shelf 1)", "None"} and answers

@@ -117,6 +117,19 @@ def test_unknown_object_is_reasked_with_the_reason(api: FakeAPI, world: Tabletop
     assert trace is not None and [a.valid for a in trace.attempts] == [False, True]
 
 
+def test_walking_back_without_a_change_is_reasked_with_the_reason(api: FakeAPI) -> None:
+    from policies.planning.alfworld_domain import AlfworldView
+    from tests.alfworld_history import AT_SHELF, ROOM, WALKED, history_of
+
+    api.replies = ["go_to(bed 1)", "go_to(desk 1)"]
+    planner = make_planner("llm", _config(api, domain="alfworld"))
+    view = AlfworldView(ROOM, WALKED[-1][1], AT_SHELF)
+    context = PlanningContext("put a candle in desk.", view, history_of(*WALKED))
+    assert planner.next_subgoal(context) == Subgoal("go_to", ("desk 1",))
+    reask = api.requests[1]["body"]["messages"][-1]["content"]
+    assert "go_to(bed 1): you went there after your last change" in reask
+
+
 def test_persistent_garbage_fails_the_step_clearly(api: FakeAPI, world: TabletopWorld) -> None:
     api.replies = ["¯\\_(ツ)_/¯", "pick(purple_block)", "I would rather not."]
     task = make_task("stack", 0)
