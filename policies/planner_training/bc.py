@@ -13,6 +13,7 @@ import torch
 from policies.planner_training.config import BCSettings
 from policies.planner_training.data import IGNORE, Example, collate
 from policies.planner_training.model import Policy, answer_logits, token_logprobs
+from policies.skills.stop_request import never
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,7 @@ def train_bc(
     seed: int,
     time_budget_s: float = 0.0,
     progress: Callable[[int], None] | None = None,
-    stop: Callable[[], bool] = lambda: False,
+    stop: Callable[[], bool] = never,
 ) -> BCState:
     """Epochs of shuffled minibatches; validate before the first step (a run from a trained adapter
     must not end worse than it started), every `validate_every` steps and at each epoch's end;
