@@ -111,6 +111,7 @@ def main(argv: list[str]) -> int:
     from policies.planner_training.runner import train
     from policies.planning.backends import ModelError
     from policies.skills.stop_request import StopRequest
+    from sim.alfworld.contract import GameFileError
 
     try:
         if args.resume is not None:
@@ -148,7 +149,7 @@ def main(argv: list[str]) -> int:
     try:
         with StopRequest("training") as stop:
             outcome = train(config, run_dir, progress=not args.no_progress, stop=stop)
-    except (DataError, ModelError, ValueError, FileNotFoundError) as err:
+    except (DataError, ModelError, ValueError, FileNotFoundError, GameFileError) as err:
         print(f"hgpo train-planner: error: {err}", file=sys.stderr)
         return 2
     rows = [[key, f"{value:.4g}"] for key, value in sorted(outcome.metrics.items()) if key != "step"]

@@ -96,16 +96,16 @@ class Checkpoint:
 def _setup(
     config: PlannerTrainConfig, run_dir: Path
 ) -> tuple[Policy, torch.optim.Optimizer, RunLog, Checkpoint]:
-    run_dir.mkdir(parents=True, exist_ok=True)
-    saved = run_dir / "config.yaml"
-    if not saved.exists():
-        saved.write_text(yaml.safe_dump(to_mapping(config), sort_keys=False))
     torch.manual_seed(config.seed)
     random.seed(config.seed)
     if config.threads:
         torch.set_num_threads(config.threads)
     policy = load_policy(config.model, config.adapter, config.lora)
     optimizer = torch.optim.AdamW(policy.parameters(), lr=config.lr, weight_decay=0.0)
+    run_dir.mkdir(parents=True, exist_ok=True)  # only now: a model or adapter that fails to load leaves none
+    saved = run_dir / "config.yaml"
+    if not saved.exists():
+        saved.write_text(yaml.safe_dump(to_mapping(config), sort_keys=False))
     kind = "bc" if config.algo == "bc" else "dpo" if config.algo == "dpo" else "rl"
     return policy, optimizer, RunLog(run_dir, PLOTS[kind], step_key="step"), Checkpoint(run_dir)
 
@@ -129,6 +129,7 @@ def train_bc(
     demos = load_demos([Path(p) for p in config.bc.demos])
     episodes = episodes_of(demos) if config.bc.split == "episode" else None
     train_demos, val_demos = split(demos, config.bc.val_fraction, config.seed, episodes)
+    arena = make_arena(config.domain, config.rollout) if config.eval_episodes else None
     policy, optimizer, log, checkpoint = _setup(config, run_dir)
     val = [encode(policy.tokenizer, d.messages, d.answer) for d in val_demos]
     encoded = [encode(policy.tokenizer, d.messages, d.answer) for d in train_demos]
@@ -175,10 +176,10 @@ def train_bc(
         policy.save(run_dir / "adapter")
     outcome = Outcome(run_dir, state.step, time.perf_counter() - started, stopped=stop())
     outcome.metrics = {"examples": float(len(demos)), "train": float(len(train)), "val": float(len(val))}
-    if config.eval_episodes and not outcome.stopped:
-        arena = make_arena(config.domain, config.rollout)
+    if arena is not None:
         try:
-            outcome.evaluation = evaluate(policy, arena, config)
+            if not outcome.stopped:
+                outcome.evaluation = evaluate(policy, arena, config)
         finally:
             arena.close()
     return _finish(config, run_dir, log, outcome)
@@ -190,8 +191,8 @@ def train_on_policy(
     """Iterations of rollouts from the current policy, then an update: GRPO, GiGPO or HGPO advantages under
     the clipped objective (config.rl.iterations), or DPO on the pairs mined from them (config.dpo.rounds)."""
     started = time.perf_counter()
+    arena = make_arena(config.domain, config.rollout)  # first: missing games or skills write no run folder
     policy, optimizer, log, checkpoint = _setup(config, run_dir)
-    arena = make_arena(config.domain, config.rollout)
     counters = checkpoint.load(policy, optimizer) or {"iteration": 0}
     log.truncate(counters["iteration"])
     states = arena.train_states()

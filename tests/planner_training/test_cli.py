@@ -54,6 +54,11 @@ def test_train_planner_bc_end_to_end(
         (["--algo", "bc", "--set", "bc.split=game"], "bc.split must be one of decision, episode"),
         (["--algo", "bc", "--set", "bc.repeat={take: 0}"], "bc.repeat: each count must be a whole number"),
         (["--algo", "bc", "--set", "bc.repeat=take"], "bc.repeat must map skills to counts"),
+        (
+            ["--algo", "grpo", "--domain", "alfworld", "--set", "rollout.games=NOGAMES"],
+            "does not exist: make one with `hgpo alfworld make-games`",
+        ),
+        (["--algo", "dpo", "--set", "rollout.skill_dir=NOADAPTER"], "no policy files"),
     ],
 )
 def test_bad_input_exits_2_saying_what_to_fix(
@@ -62,11 +67,18 @@ def test_bad_input_exits_2_saying_what_to_fix(
     (tmp_path / "empty.jsonl").write_text("")
     (tmp_path / "broken.jsonl").write_text('{"messages": [], "expert_subgoal": "done()"}\n{oops\n')
     (tmp_path / "noadapter").mkdir()
-    names = {"EMPTY": "empty.jsonl", "BROKEN": "broken.jsonl", "NOADAPTER": "noadapter"}
-    extra = [str(tmp_path / names[a]) if a in names else a for a in extra]
+    names = {"EMPTY": "empty.jsonl", "BROKEN": "broken.jsonl", "NOADAPTER": "noadapter", "NOGAMES": "nogames"}
+
+    def placed(arg: str) -> str:
+        for name, file in names.items():
+            arg = arg.replace(name, str(tmp_path / file))
+        return arg
+
+    extra = [placed(a) for a in extra]
     run = ["--run-dir", str(tmp_path / "run"), "--no-progress", "--model", str(tiny_planner_dir)]
     assert hgpo(["train-planner", *extra, *run]) == 2
     assert message in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()  # nothing written for a run that could not start
 
 
 def test_eval_planner_evaluates_an_adapter(
