@@ -16,6 +16,8 @@ PARAM_TYPES = {"recep": "receptacle", "obj": "object", "target": "object|recepta
 LOOKING = frozenset({"go_to", "examine"})
 # Each skill that undoes the other's change when given the same arguments.
 UNDOES = {"take": "put", "put": "take", "open": "close", "close": "open"}
+# What a text skill done to the held object leaves it, for the progress line.
+TREATED = {"heat": "heated", "cool": "cooled", "clean": "cleaned"}
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,25 @@ class AlfworldDomain:
         """The room as first described and the game's last answer (the task is the prompt's instruction)."""
         room, last = _without_task(observation.room), _without_task(observation.last)
         return room if last == room else f"{room}\nLast: {last}"
+
+    def render_progress(self, history: Sequence[StepRecord]) -> str:
+        """The object in hand and what was done to it: ALFWorld's text says so only once, when it happens,
+        and a small model that has lost it from the last k lines cools the wrong thing or wanders."""
+        held: str | None = None
+        treated: list[str] = []
+        for record in history:
+            if not record.success:
+                continue
+            skill = record.subgoal.skill
+            if skill == "take":
+                held, treated = record.subgoal.args[0], []
+            elif skill == "put":
+                held, treated = None, []
+            elif skill in TREATED and held is not None:
+                treated.append(TREATED[skill])
+        if held is None:
+            return "Holding: nothing"
+        return f"Holding: {held} ({', '.join(treated)})" if treated else f"Holding: {held}"
 
     def valid_subgoals(self, observation: AlfworldView) -> Sequence[Subgoal]:
         return tuple(Subgoal(s.skill, s.args) for s in admissible_subgoals(observation.admissible_commands))

@@ -1,6 +1,6 @@
 """Prompts from template files: `prompts/<domain.prompt>.system.txt` and `.user.txt` (placeholders
-`$skills`, `$observation`, `$instruction`, `$history`, `$k`) and the domain-neutral `prompts/reask.txt`
-(`$error`). Rendering is pure: the same context always gives the same messages."""
+`$skills`, `$observation`, `$progress`, `$instruction`, `$history`, `$k`) and the domain-neutral
+`prompts/reask.txt` (`$error`). Rendering is pure: the same context always gives the same messages."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from policies.planning.parsing import format_subgoal
 from policies.planning.planner import StepRecord
 
 PROMPTS_DIR = Path(__file__).parent / "prompts"
-PLACEHOLDERS = frozenset({"skills", "observation", "instruction", "history", "k", "error"})
+PLACEHOLDERS = frozenset({"skills", "observation", "progress", "instruction", "history", "k", "error"})
 
 
 def _load(path: Path) -> string.Template:
@@ -73,6 +73,7 @@ class PromptBuilder:
         values = {
             "skills": "\n".join(f"- {s.signature}: {s.description}" for s in domain.skills()),
             "observation": domain.render_observation(observation),
+            "progress": domain.render_progress(history),
             "instruction": instruction,
             "history": render_history(history, self.history_k),
             "k": str(self.history_k),

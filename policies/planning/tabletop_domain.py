@@ -59,6 +59,9 @@ class TabletopDomain:
         lines.append(f"- gripper: {'holding ' + holding if holding else 'empty'}")
         return "\n".join(lines)
 
+    def render_progress(self, history: Sequence[StepRecord]) -> str:
+        return ""  # the scene lists where every block is and what the gripper holds
+
     def valid_subgoals(self, observation: SceneState) -> Sequence[Subgoal]:
         """Each skill applied to each tuple of distinct scene objects whose categories fit its parameters,
         where the skill's gripper precondition holds."""

@@ -71,3 +71,23 @@ def test_undoing_the_last_change_is_redundant() -> None:
     circled = (*history, *history_of(("go_to(desk 1)", "You arrive at desk 1.")))
     every_walk_done = AlfworldView(ROOM, "You arrive at desk 1.", ("go to bed 1", "go to shelf 1"))
     assert len(valid_now(domain, every_walk_done, circled)) == 2  # all redundant: the model still answers
+
+
+def test_the_prompt_says_what_is_held_and_what_was_done_to_it() -> None:
+    """Regression: after take, a cool task's planner walked to the microwave: once the take had left the
+    last k history lines, nothing in the prompt said the apple was in hand and not yet cooled."""
+    domain = make_domain("alfworld")
+    history: list[StepRecord] = [StepRecord(Subgoal("go_to", ("fridge 1",)), True, "You arrive at fridge 1.")]
+    assert domain.render_progress(history) == "Holding: nothing"
+    history.append(StepRecord(Subgoal("take", ("apple 1", "fridge 1")), True, "You pick up the apple 1."))
+    history.append(StepRecord(Subgoal("heat", ("apple 1", "microwave 1")), False, "Nothing happens."))
+    history += [StepRecord(Subgoal("go_to", (f"cabinet {i}",)), True, "You arrive.") for i in range(1, 6)]
+    assert domain.render_progress(history) == "Holding: apple 1"
+    history.append(StepRecord(Subgoal("cool", ("apple 1", "fridge 1")), True, "You cool the apple 1."))
+    assert domain.render_progress(history) == "Holding: apple 1 (cooled)"
+    view = AlfworldView("You are in the middle of a room.", "You cool the apple 1.", ())
+    task = "put a cool apple in microwave"
+    _, user = PromptBuilder.for_domain(domain).messages(domain, task, view, history)
+    assert "take(" not in user["content"] and "Holding: apple 1 (cooled)" in user["content"]
+    history.append(StepRecord(Subgoal("put", ("apple 1", "microwave 1")), True, "You put the apple 1."))
+    assert domain.render_progress(history) == "Holding: nothing"
