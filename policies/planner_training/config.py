@@ -144,7 +144,10 @@ class DPOSettings:
     states_per_round: int = 4
     epochs: int = 2
     batch_size: int = 4
+    """Pairs per optimizer step."""
     max_pairs_per_state: int = 4
+    minibatch: int = 8
+    """Decisions per forward and backward pass: bounds memory whatever a trajectory's length."""
 
 
 @dataclass(frozen=True)

@@ -4,13 +4,20 @@ log-probabilities (each decision under its own prompt), and
 
     loss = -log sigmoid(beta * [(log pi(w) - log pi_ref(w)) - (log pi(l) - log pi_ref(l))])
 
-with the frozen reference the starting adapter (Rafailov et al. 2023, applied to whole trajectories)."""
+with the frozen reference the starting adapter (Rafailov et al. 2023, applied to whole trajectories).
+
+An ALFWorld trajectory runs to 50 decisions of ~660 prompt tokens, so a pair cannot go through one
+backward pass in memory. The loss depends on the weights only through each trajectory's summed
+log-probability, so its gradient is sum_i (dloss / dlog pi_i) * grad log pi_i: the sums are computed
+without a graph, the loss is differentiated with respect to them, and each trajectory's decisions are then
+backpropagated `minibatch` at a time with that weight. Memory is bounded by the minibatch, as in the RL
+update, for the price of one extra forward pass."""
 
 from __future__ import annotations
 
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -60,12 +67,46 @@ def mine_pairs(policy: Policy, episodes: Sequence[Episode], max_per_state: int, 
     return pairs
 
 
-def trajectory_logprobs(policy: Policy, trajectories: Sequence[Sequence[Example]]) -> torch.Tensor:
-    """Sum of answer-token log-probabilities over each trajectory's decisions: (len(trajectories),)."""
+def _minibatches(
+    trajectories: Sequence[Sequence[Example]], minibatch: int
+) -> Iterator[tuple[list[Example], torch.Tensor]]:
+    """The trajectories' decisions, `minibatch` at a time, each with the index of its trajectory."""
     flat = [example for t in trajectories for example in t]
-    owner = torch.tensor([i for i, t in enumerate(trajectories) for _ in t])
-    logp, _, _ = token_logprobs(policy.model, collate(flat, policy.pad_id))
-    return torch.zeros(len(trajectories)).index_add(0, owner, logp.sum(-1))
+    owner = torch.tensor([i for i, t in enumerate(trajectories) for _ in t], dtype=torch.long)
+    for start in range(0, len(flat), minibatch):
+        yield flat[start : start + minibatch], owner[start : start + minibatch]
+
+
+@torch.no_grad()
+def trajectory_logprobs(
+    policy: Policy, trajectories: Sequence[Sequence[Example]], minibatch: int
+) -> torch.Tensor:
+    """Sum of answer-token log-probabilities over each trajectory's decisions: (len(trajectories),)."""
+    total = torch.zeros(len(trajectories))
+    for examples, owner in _minibatches(trajectories, minibatch):
+        logp, _, _ = token_logprobs(policy.model, collate(examples, policy.pad_id))
+        total.index_add_(0, owner, logp.sum(-1))
+    return total
+
+
+def dpo_backward(
+    policy: Policy,
+    pairs: Sequence[Pair],
+    ref_chosen: torch.Tensor,
+    ref_rejected: torch.Tensor,
+    beta: float,
+    minibatch: int,
+) -> tuple[torch.Tensor, dict[str, float]]:
+    """The DPO loss of `pairs`, its gradient added to the parameters' `.grad` (module docstring)."""
+    sides = [p.chosen for p in pairs], [p.rejected for p in pairs]
+    chosen, rejected = (trajectory_logprobs(policy, side, minibatch).requires_grad_() for side in sides)
+    loss, stats = dpo_loss(chosen, rejected, ref_chosen, ref_rejected, beta)
+    weights = torch.autograd.grad(loss, (chosen, rejected))
+    for side, weight in zip(sides, weights, strict=True):
+        for examples, owner in _minibatches(side, minibatch):
+            logp, _, _ = token_logprobs(policy.model, collate(examples, policy.pad_id))
+            (logp.sum(-1) * weight[owner]).sum().backward()
+    return loss.detach(), stats
 
 
 def dpo_loss(
@@ -90,14 +131,13 @@ def train_dpo(
     max_grad_norm: float,
     seed: int,
 ) -> dict[str, float]:
-    """`settings.epochs` passes over the pairs in shuffled minibatches; the round's mean metrics."""
+    """`settings.epochs` passes over the pairs in shuffled batches of `batch_size` pairs; the round's mean
+    metrics."""
     started = time.perf_counter()
-    policy.model.eval()
-    with torch.no_grad(), policy.reference():
-        ref = [
-            (trajectory_logprobs(policy, [p.chosen]), trajectory_logprobs(policy, [p.rejected]))
-            for p in pairs
-        ]
+    policy.model.eval()  # no dropout: the graph-free pass and the backward passes see the same policy
+    with policy.reference():
+        ref_chosen = trajectory_logprobs(policy, [p.chosen for p in pairs], settings.minibatch)
+        ref_rejected = trajectory_logprobs(policy, [p.rejected for p in pairs], settings.minibatch)
     params = policy.parameters()
     totals = {"loss": 0.0, "reward_accuracy": 0.0, "reward_margin": 0.0}
     steps = tokens = 0
@@ -107,13 +147,15 @@ def train_dpo(
         rng.shuffle(order)
         for start in range(0, len(order), settings.batch_size):
             chunk = order[start : start + settings.batch_size]
-            chosen = trajectory_logprobs(policy, [pairs[i].chosen for i in chunk])
-            rejected = trajectory_logprobs(policy, [pairs[i].rejected for i in chunk])
-            ref_c = torch.cat([ref[i][0] for i in chunk])
-            ref_r = torch.cat([ref[i][1] for i in chunk])
-            loss, stats = dpo_loss(chosen, rejected, ref_c, ref_r, settings.beta)
             optimizer.zero_grad()
-            loss.backward()
+            loss, stats = dpo_backward(
+                policy,
+                [pairs[i] for i in chunk],
+                ref_chosen[chunk],
+                ref_rejected[chunk],
+                settings.beta,
+                settings.minibatch,
+            )
             torch.nn.utils.clip_grad_norm_(params, max_grad_norm)
             optimizer.step()
             totals["loss"] += loss.item()

@@ -20,8 +20,8 @@ from policies.planner_training.config import (
     RolloutSettings,
     from_mapping,
 )
-from policies.planner_training.data import collate
-from policies.planner_training.dpo import dpo_loss
+from policies.planner_training.data import Example, collate, encode
+from policies.planner_training.dpo import Pair, dpo_backward, dpo_loss
 from policies.planner_training.model import load_policy, token_logprobs
 from policies.planner_training.rl import pg_loss
 from policies.planner_training.rollouts import Episode, decision_reward, make_arena
@@ -57,6 +57,63 @@ def test_dpo_loss_by_hand() -> None:
     expected = sum(math.log1p(math.exp(-m)) for m in margins) / 2
     assert float(loss) == pytest.approx(expected, rel=1e-6)
     assert stats["reward_accuracy"] == 0.5
+
+
+def test_dpo_gradient_in_minibatches_is_the_whole_trajectories_gradient(tiny_planner_dir: Path) -> None:
+    """An ALFWorld pair (two trajectories of up to 50 long prompts) does not fit one backward pass: DPO
+    backpropagates a few decisions at a time, and the adapter gets the gradient of the whole-trajectory loss,
+    never running more than `minibatch` decisions at once."""
+    policy = load_policy(str(tiny_planner_dir), "", LoraSettings(r=4, alpha=8, dropout=0.0))
+    with torch.no_grad():  # LoRA's B starts at zero, which would leave its A without gradient
+        for name, param in policy.model.named_parameters():
+            if "lora_B" in name:
+                param.normal_(0.0, 0.3)
+    system = {"role": "system", "content": "You plan the next command of a household game."}
+    steps = [
+        encode(policy.tokenizer, [system, {"role": "user", "content": user}], answer)  # type: ignore[list-item]
+        for user, answer in [
+            ("You are in the middle of a room.", "go_to(fridge 1)"),
+            ("You arrive at fridge 1. The fridge 1 is closed.", "open(fridge 1)"),
+            ("You open the fridge 1. In it, you see an apple 1.", "take(apple 1, fridge 1)"),
+            ("You pick up the apple 1 from the fridge 1.", "cool(apple 1, fridge 1)"),
+            ("You arrive at microwave 1.", "heat(apple 1, microwave 1)"),
+        ]
+    ]
+    pairs = [Pair(tuple(steps[:4]), tuple(steps[4:] + steps[:1])), Pair(tuple(steps[1:2]), tuple(steps[2:]))]
+    ref_chosen, ref_rejected = torch.tensor([-9.0, -4.0]), torch.tensor([-7.0, -12.0])
+    policy.model.eval()
+
+    def whole(side: list[tuple[Example, ...]]) -> torch.Tensor:
+        flat = [e for t in side for e in t]
+        logp, _, _ = token_logprobs(policy.model, collate(flat, policy.pad_id))
+        owner = torch.tensor([i for i, t in enumerate(side) for _ in t])
+        return torch.zeros(len(side)).index_add(0, owner, logp.sum(-1))
+
+    policy.model.zero_grad()
+    chosen, rejected = whole([p.chosen for p in pairs]), whole([p.rejected for p in pairs])
+    expected_loss, _ = dpo_loss(chosen, rejected, ref_chosen, ref_rejected, beta=0.5)
+    expected_loss.backward()
+    trained = {n: p for n, p in policy.model.named_parameters() if p.requires_grad}
+    expected = {n: p.grad.clone() for n, p in trained.items() if p.grad is not None}
+    assert expected.keys() == trained.keys() and any(bool(g.abs().sum() > 0) for g in expected.values())
+    rows: list[int] = []
+    embeddings = policy.model.get_input_embeddings()
+
+    def count_rows(_module: torch.nn.Module, inputs: tuple[torch.Tensor, ...], _output: torch.Tensor) -> None:
+        rows.append(inputs[0].shape[0])
+
+    hook = embeddings.register_forward_hook(count_rows)
+    try:
+        for minibatch in (1, 3):
+            rows.clear()
+            policy.model.zero_grad()
+            loss, _ = dpo_backward(policy, pairs, ref_chosen, ref_rejected, beta=0.5, minibatch=minibatch)
+            assert float(loss) == pytest.approx(expected_loss.item(), rel=1e-5)
+            assert max(rows) == minibatch
+            for name, grad in expected.items():
+                torch.testing.assert_close(trained[name].grad, grad, atol=1e-5, rtol=1e-3)
+    finally:
+        hook.remove()
 
 
 def test_decision_rewards_weigh_outcome_process_and_penalty() -> None:
