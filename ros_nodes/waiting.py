@@ -99,9 +99,14 @@ class AdoptedGoalHandle(ClientGoalHandle):
     def get_result_async(self) -> Future[Any]:
         return self._result
 
-    def held_by_server(self) -> bool:
-        if not _done_within(self._result, PROBE_S):
-            return True  # still running
+    def held_by_server(self, give_up: Callable[[], bool]) -> bool:
+        """Whether the server runs or ran this goal; asking stops early when `give_up` says so."""
+        answered = threading.Event()
+        self._result.add_done_callback(lambda _f: answered.set())
+        deadline = time.monotonic() + PROBE_S
+        while not answered.wait(GIVE_UP_POLL_S):
+            if give_up() or time.monotonic() > deadline:
+                return True  # still running
         response = self._result.result()
         return response is not None and response.status != GoalStatus.STATUS_UNKNOWN
 
@@ -155,5 +160,8 @@ def send_goal(
                 return handles[0]  # the first and only copy was refused: a real rejection
             if handles:  # a repeat refused: the server holds an earlier copy, or refuses the goal itself
                 adopted = AdoptedGoalHandle(client, goal_id)
-                return adopted if adopted.held_by_server() else handles[0]
+                held = adopted.held_by_server(give_up)
+                if give_up():
+                    raise PeerTimeoutError(f"{what}: stopped waiting for the goal's answer")
+                return adopted if held else handles[0]
     raise PeerTimeoutError(f"{what}: no answer to the goal ({SEND_ATTEMPTS} tries of {timeout_s:.1f} s)")

@@ -14,6 +14,7 @@ from rclpy.action import ActionClient, ActionServer, GoalResponse
 from rclpy.action.client import ClientGoalHandle
 from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.task import Future
 from std_srvs.srv import Trigger
@@ -84,15 +85,22 @@ def test_a_server_that_never_answers_times_out_naming_it(server: DroppingServer,
 class ActionPeer:
     """A real ExecuteSubgoal server whose first `lose` goal acceptances never reach the client, as when it
     has not yet matched the client's response reader; the goals run all the same, as rclpy 9 runs them
-    (it only warns "failed to send response"). It counts the goals it runs."""
+    (it only warns "failed to send response"). A goal runs until released (with feedback, or silently), or
+    ends at once. It counts the goals it runs."""
 
     def __init__(
-        self, monkeypatch: pytest.MonkeyPatch, lose: int, accept: bool = True, feedback: bool = True
+        self,
+        monkeypatch: pytest.MonkeyPatch,
+        lose: int,
+        accept: bool = True,
+        feedback: bool = True,
+        until_released: bool = True,
     ):
         self.node = rclpy.create_node("lossy_server", namespace="waiting")
         self.runs = 0
         self.release = threading.Event()
         self._feedback = feedback
+        self._until_released = until_released
         self.server = ActionServer(
             self.node,
             ExecuteSubgoal,
@@ -111,18 +119,30 @@ class ActionPeer:
                 send(handle, *args)
 
         monkeypatch.setattr(handle_type, "send_goal_response", send_or_lose)
-        self._spin = BackgroundSpin(self.node)
+        # several threads, as run_node spins our servers: a running goal does not hold up their answers
+        self._executor = MultiThreadedExecutor(num_threads=4)
+        self._executor.add_node(self.node)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._spin, daemon=True, name="spin lossy_server")
+        self._thread.start()
+
+    def _spin(self) -> None:
+        while not self._stop.is_set():
+            self._executor.spin_once(timeout_sec=0.05)
 
     def _execute(self, goal_handle: ServerGoalHandle) -> ExecuteSubgoal.Result:
         self.runs += 1
-        while self._feedback and not self.release.wait(0.05):
-            goal_handle.publish_feedback(ExecuteSubgoal.Feedback(steps=self.runs))
+        while self._until_released and not self.release.wait(0.05):
+            if self._feedback:
+                goal_handle.publish_feedback(ExecuteSubgoal.Feedback(steps=self.runs))
         goal_handle.succeed()
         return ExecuteSubgoal.Result(success=True, message=f"run {self.runs}")
 
     def close(self) -> None:
         self.release.set()
-        self._spin.close()
+        self._stop.set()
+        self._thread.join(timeout=5)
+        self._executor.shutdown()
         self.node.destroy_node()
 
 
@@ -158,7 +178,7 @@ def test_a_running_goal_whose_acceptance_was_lost_is_adopted(peer: ActionPeer, t
     assert_ran_once(peer, handle)
 
 
-@pytest.mark.parametrize("peer", [{"lose": 1, "feedback": False}], indirect=True)
+@pytest.mark.parametrize("peer", [{"lose": 1, "feedback": False, "until_released": False}], indirect=True)
 def test_a_finished_goal_whose_acceptance_was_lost_is_adopted(peer: ActionPeer, test_node: Node) -> None:
     """A goal too short for feedback: the refused repeat says the server holds it, and its result is kept."""
     handle = send_goal(_client(test_node), ExecuteSubgoal.Goal(), 0.5, "lossy")
@@ -170,3 +190,23 @@ def test_a_finished_goal_whose_acceptance_was_lost_is_adopted(peer: ActionPeer, 
 def test_a_rejection_whose_first_answer_was_lost_stays_a_rejection(peer: ActionPeer, test_node: Node) -> None:
     handle = send_goal(_client(test_node), ExecuteSubgoal.Goal(), 0.5, "lossy")
     assert not handle.accepted and peer.runs == 0
+
+
+@pytest.mark.parametrize("peer", [{"lose": 1, "feedback": False}], indirect=True)
+def test_giving_up_stops_asking_the_server_about_a_silent_goal(
+    peer: ActionPeer, test_node: Node, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A node shutting down while send_goal asks the server whether it holds a silent, running goal (its
+    acceptance lost, its repeat refused) stops asking; before, it waited out the 2-s check regardless."""
+    client = _client(test_node)
+    asking = threading.Event()
+    ask = client._get_result_async
+
+    def ask_and_note(goal_handle: ClientGoalHandle) -> Any:
+        asking.set()
+        return ask(goal_handle)
+
+    monkeypatch.setattr(client, "_get_result_async", ask_and_note)
+    with pytest.raises(PeerTimeoutError, match="stopped waiting"):
+        send_goal(client, ExecuteSubgoal.Goal(), 0.5, "lossy", give_up=asking.is_set)
+    assert peer.runs == 1
