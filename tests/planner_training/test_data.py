@@ -26,6 +26,7 @@ from policies.planner_training.model import load_policy, token_logprobs
 from policies.planning import LLMConfig, LLMPlanner, PlanningContext, make_domain
 from policies.planning.backends.transformers_lm import TransformersModel, chat_prompt
 from sim.tabletop import TabletopWorld, make_task
+from tests.planner_training.live_lora import chat_examples, live_lora_policy
 
 
 def test_demonstrations_are_the_prompts_the_planner_gives_its_model(
@@ -88,23 +89,18 @@ def test_a_shared_prompt_prefix_runs_once_with_the_same_log_probabilities_and_gr
     """Planner prompts share their system prompt: it runs once per batch and its keys and values serve
     every row; answers of different lengths after tails of different lengths score as in the plain
     left-padded batch, and the adapter gets the same gradients."""
-    policy = load_policy(str(tiny_planner_dir), "", LoraSettings(r=4, alpha=8, dropout=0.0))
-    with torch.no_grad():  # LoRA's B starts at zero, which would leave its A without gradient
-        for name, param in policy.model.named_parameters():
-            if "lora_B" in name:
-                param.normal_(0.0, 0.3)
-    system = {"role": "system", "content": "You plan subgoals for a robot arm at a table. " * 4}
-    examples = [
-        encode(policy.tokenizer, [system, {"role": "user", "content": user}], answer)  # type: ignore[list-item]
-        for user, answer in [
+    policy = live_lora_policy(tiny_planner_dir)
+    examples = chat_examples(
+        policy,
+        "You plan subgoals for a robot arm at a table. " * 4,
+        [
             ("Scene: red_block on the table. Instruction: pick it", "pick(red_block)"),
             ("Scene: the gripper holds red_block, left_plate", "place(red_block, left_plate)"),
             ("done?", "done()"),
-        ]
-    ]
+        ],
+    )
     shared, plain = collate(examples, policy.pad_id), collate(examples, policy.pad_id, share_prefix=False)
     assert shared["prefix_ids"].shape[1] >= 16 and shared["input_ids"].shape[1] < plain["input_ids"].shape[1]
-    policy.model.eval()
     results = []
     for batch in (shared, plain):
         policy.model.zero_grad()

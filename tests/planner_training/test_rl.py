@@ -20,7 +20,7 @@ from policies.planner_training.config import (
     RolloutSettings,
     from_mapping,
 )
-from policies.planner_training.data import Example, collate, encode
+from policies.planner_training.data import Example, collate
 from policies.planner_training.dpo import Pair, dpo_backward, dpo_loss
 from policies.planner_training.model import load_policy, token_logprobs
 from policies.planner_training.rl import pg_loss
@@ -29,6 +29,7 @@ from policies.planner_training.runner import train
 from policies.planning import Decision, LLMConfig, make_planner
 from policies.planning.backends.transformers_lm import TransformersModel
 from policies.skills.onnx_contract import PolicyFileError
+from tests.planner_training.live_lora import chat_examples, live_lora_policy
 from tests.skill_policy_files import GAIN, write_policy_folder
 
 
@@ -63,25 +64,20 @@ def test_dpo_gradient_in_minibatches_is_the_whole_trajectories_gradient(tiny_pla
     """An ALFWorld pair (two trajectories of up to 50 long prompts) does not fit one backward pass: DPO
     backpropagates a few decisions at a time, and the adapter gets the gradient of the whole-trajectory loss,
     never running more than `minibatch` decisions at once."""
-    policy = load_policy(str(tiny_planner_dir), "", LoraSettings(r=4, alpha=8, dropout=0.0))
-    with torch.no_grad():  # LoRA's B starts at zero, which would leave its A without gradient
-        for name, param in policy.model.named_parameters():
-            if "lora_B" in name:
-                param.normal_(0.0, 0.3)
-    system = {"role": "system", "content": "You plan the next command of a household game."}
-    steps = [
-        encode(policy.tokenizer, [system, {"role": "user", "content": user}], answer)  # type: ignore[list-item]
-        for user, answer in [
+    policy = live_lora_policy(tiny_planner_dir)
+    steps = chat_examples(
+        policy,
+        "You plan the next command of a household game.",
+        [
             ("You are in the middle of a room.", "go_to(fridge 1)"),
             ("You arrive at fridge 1. The fridge 1 is closed.", "open(fridge 1)"),
             ("You open the fridge 1. In it, you see an apple 1.", "take(apple 1, fridge 1)"),
             ("You pick up the apple 1 from the fridge 1.", "cool(apple 1, fridge 1)"),
             ("You arrive at microwave 1.", "heat(apple 1, microwave 1)"),
-        ]
-    ]
+        ],
+    )
     pairs = [Pair(tuple(steps[:4]), tuple(steps[4:] + steps[:1])), Pair(tuple(steps[1:2]), tuple(steps[2:]))]
     ref_chosen, ref_rejected = torch.tensor([-9.0, -4.0]), torch.tensor([-7.0, -12.0])
-    policy.model.eval()
 
     def whole(side: list[tuple[Example, ...]]) -> torch.Tensor:
         flat = [e for t in side for e in t]
