@@ -11,6 +11,7 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from hgpo.cli import Commands, dispatch
 
@@ -104,6 +105,44 @@ def _games(args: argparse.Namespace, parser: argparse.ArgumentParser) -> list:
     return games[: args.limit] if args.limit else games
 
 
+def _llm_arguments(parser: argparse.ArgumentParser, which: str) -> None:
+    parser.add_argument(
+        "--config",
+        type=Path,
+        default=PLANNER_YAML,
+        help=f"planner node parameters whose `llm` block configures {which} (%(default)s)",
+    )
+    parser.add_argument("--model", help=f"{which}: base model (alias, folder or cached hub name)")
+    parser.add_argument(
+        "--adapter", help=f"{which}: LoRA adapter folder, e.g. from `hgpo train-planner` (its adapter/)"
+    )
+
+
+def _llm_config(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Any:
+    from hgpo.eval_planner import llm_settings_from_yaml
+    from policies.planning import LLMConfig
+
+    overrides = {k: v for k, v in (("model", args.model), ("adapter", args.adapter)) if v is not None}
+    try:
+        return LLMConfig.from_mapping({**llm_settings_from_yaml(args.config), **overrides})
+    except ValueError as err:
+        parser.error(str(err))
+
+
+def _planner(name: str, llm: Any, parser: argparse.ArgumentParser) -> Any:
+    """The named alfworld planner; a bad name is a usage error, a model that cannot load exits 2."""
+    from policies.planning import make_planner
+    from policies.planning.backends import ModelError
+
+    try:
+        return make_planner(name, llm, domain="alfworld")
+    except ValueError as err:
+        parser.error(str(err))
+    except ModelError as err:
+        print(f"error: planner {name!r} cannot start: {err}", file=sys.stderr)
+        sys.exit(2)
+
+
 def eval_main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="hgpo alfworld eval",
@@ -122,37 +161,18 @@ def eval_main(argv: list[str]) -> int:
         type=Path,
         help="write the summary and every episode (its subgoals and the game's answers) here",
     )
-    parser.add_argument(
-        "--config",
-        type=Path,
-        default=PLANNER_YAML,
-        help="planner node parameters whose `llm` block configures --planner llm (%(default)s)",
-    )
-    parser.add_argument("--model", help="--planner llm: base model (alias, folder or cached hub name)")
-    parser.add_argument(
-        "--adapter", help="--planner llm: LoRA adapter folder, e.g. from `hgpo train-planner` (its adapter/)"
-    )
+    _llm_arguments(parser, "--planner llm")
     args = parser.parse_args(argv)
     from tqdm import tqdm
 
     from hgpo.bench.report import table
-    from hgpo.eval_planner import llm_settings_from_yaml
     from policies.alfworld.episodes import run_episode
     from policies.alfworld.evaluation import paper_table, summarize
     from policies.alfworld.planners import EXPERT_PLAN_PLANNERS
-    from policies.planning import LLMConfig, make_planner
-    from policies.planning.backends import ModelError
     from sim.alfworld import AlfworldTextEnv, GameFileError
 
-    try:
-        overrides = {k: v for k, v in (("model", args.model), ("adapter", args.adapter)) if v is not None}
-        llm = LLMConfig.from_mapping({**llm_settings_from_yaml(args.config), **overrides})
-        planner = make_planner(args.planner, llm, domain="alfworld")
-    except ValueError as err:
-        parser.error(str(err))
-    except ModelError as err:
-        print(f"error: planner {args.planner!r} cannot start: {err}", file=sys.stderr)
-        return 2
+    llm = _llm_config(args, parser)
+    planner = _planner(args.planner, llm, parser)
     with_expert = args.planner in EXPERT_PLAN_PLANNERS
     games = _games(args, parser)
     env = AlfworldTextEnv(max_steps=args.max_steps, expert=with_expert)
@@ -200,7 +220,8 @@ def demos_main(argv: list[str]) -> int:
         prog="hgpo alfworld demos",
         description="Play every game with an expert planner and write one JSONL record per decision of each "
         "game it wins: observation, history, admissible subgoals, the expert's subgoal and the LLM planner's "
-        "messages.",
+        "messages. With --learner llm (DAgger), the LLM planner plays instead and every state it reaches is "
+        "recorded with the expert's subgoal there, from every game, won or lost.",
     )
     _games_argument(parser)
     parser.add_argument("--out", type=Path, required=True, help="JSONL file to write")
@@ -211,22 +232,28 @@ def demos_main(argv: list[str]) -> int:
         help="searcher: decisions that follow from what the planner observes, as a model can learn them; "
         "expert: ALFWorld's planner expert, which walks straight to hidden objects (%(default)s)",
     )
+    parser.add_argument(
+        "--learner",
+        choices=("llm",),
+        help="DAgger: the LLM planner (--adapter) plays and --planner labels the states it reaches",
+    )
+    _llm_arguments(parser, "--learner llm")
     args = parser.parse_args(argv)
     from tqdm import tqdm
 
     from policies.alfworld.episodes import demo_record, run_episode
-    from policies.planning import make_planner
+    from policies.alfworld.planners import ExpertLabelledPlanner
     from policies.planning.alfworld_domain import AlfworldDomain
     from policies.planning.prompting import PromptBuilder
     from sim.alfworld import AlfworldTextEnv
 
     prompts = PromptBuilder.for_domain(AlfworldDomain())
-
+    expert = _planner(args.planner, None, parser)
+    learner = _planner(args.learner, _llm_config(args, parser), parser) if args.learner else None
     games = _games(args, parser)
     env = AlfworldTextEnv(max_steps=args.max_steps, expert=True)
-    planner = make_planner(args.planner, domain="alfworld")
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    records = won = 0
+    records = kept = won = 0
     partial = args.out.with_name(args.out.name + ".partial")
     try:
         with partial.open("w") as out:
@@ -236,13 +263,19 @@ def demos_main(argv: list[str]) -> int:
                 def record(instruction, view, history, subgoal, game=game, lines=lines) -> None:  # type: ignore[no-untyped-def]
                     lines.append(json.dumps(demo_record(game, instruction, view, history, subgoal, prompts)))
 
-                result = run_episode(env, game, planner, True, on_decision=record)
-                if result.won:  # only successful trajectories are demonstrations
-                    won += 1
+                player = expert if learner is None else ExpertLabelledPlanner(learner, expert, record)
+                result = run_episode(env, game, player, True, on_decision=record if learner is None else None)
+                won += result.won
+                if result.won or learner is not None:  # expert demonstrations: only its successes
+                    kept += 1
                     records += len(lines)
                     out.writelines(line + "\n" for line in lines)
     finally:
         env.close()
     partial.replace(args.out)
-    print(f"wrote {records} records from {won}/{len(games)} games the {args.planner} solved to {args.out}")
+    who = f"{args.learner} labelled by {args.planner}" if learner else args.planner
+    print(
+        f"wrote {records} records from {kept}/{len(games)} games to {args.out}; "
+        f"the {who} won {won}/{len(games)}"
+    )
     return 0

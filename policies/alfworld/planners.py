@@ -4,7 +4,8 @@
 `expert` maps the first command of ALFWorld's planner expert (Fast Downward on the game's PDDL, replanned
 from the current state) onto the subgoal vocabulary: the oracle for generated games. `searcher` is that
 expert without its knowledge of where things are hidden, the source of demonstrations. `llm` is the
-project's `LLMPlanner` on the `alfworld` domain (built by the registry).
+project's `LLMPlanner` on the `alfworld` domain (built by the registry). `ExpertLabelledPlanner` lets a
+learner play while an expert labels every state it reaches: DAgger's data collection.
 """
 
 from __future__ import annotations
@@ -12,10 +13,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from policies.alfworld.episodes import DecisionHook
 from policies.planning.alfworld_domain import AlfworldView
 from policies.planning.decisions import DecisionTrace
 from policies.planning.domain import Subgoal
-from policies.planning.planner import PlannerError, PlanningContext, StepRecord
+from policies.planning.planner import Planner, PlannerError, PlanningContext, StepRecord
 from sim.alfworld import subgoal_for_command
 
 EXPERT_PLAN_PLANNERS = frozenset({"expert", "searcher"})
@@ -159,3 +161,32 @@ class SearchingAlfworldPlanner:
             if candidate not in state.visited:
                 return Subgoal("go_to", (candidate,))
         return None
+
+
+class ExpertLabelledPlanner:
+    """DAgger's rollouts (Ross et al., 2011): `learner` chooses what runs, and at every state it reaches
+    `expert` says what it would do there, which `on_label` receives as a demonstration hook does.
+
+    Behaviour cloning sees only the states the expert's own trajectories pass through; a learner that
+    strays (walks past the sink basin with the tomato) meets states it was never shown. Labelling the
+    states the learner reaches teaches it to recover from its own mistakes. The label is taken before the
+    learner answers, so the states where the learner fails, loops or stops too early are labelled too."""
+
+    def __init__(
+        self,
+        learner: Planner,
+        expert: Planner,
+        on_label: DecisionHook,
+    ) -> None:
+        self.learner, self.expert, self.on_label = learner, expert, on_label
+        self.name = f"{learner.name} labelled by {expert.name}"
+        self.last_trace: DecisionTrace | None = None
+
+    def next_subgoal(self, context: PlanningContext[AlfworldView]) -> Subgoal | None:
+        label = self.expert.next_subgoal(context)
+        if label is not None:
+            self.on_label(context.instruction, context.state, context.history, label)
+        try:
+            return self.learner.next_subgoal(context)
+        finally:
+            self.last_trace = self.learner.last_trace

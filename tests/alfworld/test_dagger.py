@@ -1,0 +1,88 @@
+"""DAgger's data collection on ALFWorld: the learner plays, the searcher labels every state the learner
+reaches, including the one where the learner gives up, and `hgpo alfworld demos --learner llm` keeps
+those records from games the learner lost."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from hgpo.alfworld import demos_main
+from policies.alfworld.episodes import run_episode
+from policies.alfworld.planners import ExpertLabelledPlanner
+from policies.planning import PlanningContext, StepRecord, make_planner
+from policies.planning.alfworld_domain import AlfworldDomain, AlfworldView
+from policies.planning.domain import Subgoal, valid_now
+from sim.alfworld import AlfworldTextEnv, discover_games, parse_subgoal
+
+
+class BackwardsWalker:
+    """A learner that walks the room's receptacles from the last the game lists, then stops: it strays from
+    the searcher (which walks them in the room's order) at once and quits with the task undone."""
+
+    name = "backwards walker"
+    last_trace = None
+
+    def __init__(self, walks: int) -> None:
+        self.walks = walks
+
+    def next_subgoal(self, context: PlanningContext[AlfworldView]) -> Subgoal | None:
+        if len(context.history) == self.walks:
+            return None
+        valid = valid_now(AlfworldDomain(), context.state, context.history)
+        return [s for s in valid if s.skill == "go_to"][-1]
+
+
+@pytest.fixture(scope="module")
+def expert_env() -> Iterator[AlfworldTextEnv]:
+    env = AlfworldTextEnv(max_steps=50, expert=True)
+    yield env
+    env.close()
+
+
+def test_the_learner_plays_and_the_searcher_labels_every_state_it_reaches(
+    game_set: Path, expert_env: AlfworldTextEnv
+) -> None:
+    labels: list[tuple[AlfworldView, tuple[StepRecord, ...], Subgoal]] = []
+    searcher = make_planner("searcher", domain="alfworld")
+    player = ExpertLabelledPlanner(
+        BackwardsWalker(walks=2),
+        searcher,
+        lambda _task, view, history, label: labels.append((view, history, label)),
+    )
+    game = discover_games(game_set)[0]
+    result = run_episode(expert_env, game, player, with_expert_plan=True)
+
+    assert not result.won and result.message == "planner said done but the task is not achieved"
+    walked = [step.subgoal for step in result.history]
+    assert len(walked) == 2 and all(s.skill == "go_to" for s in walked)
+    assert [history for _, history, _ in labels] == [(), tuple(result.history[:1]), tuple(result.history)]
+    for view, history, label in labels:  # what the searcher itself says at the state the learner reached
+        assert label == searcher.next_subgoal(PlanningContext(result.task, view, history))
+        assert label in valid_now(AlfworldDomain(), view, history)
+    assert labels[0][2] != walked[0]  # the learner strayed, and the label says where the searcher would go
+
+
+def test_demos_with_a_learner_keep_the_games_it_lost(game_set: Path, tmp_path: Path) -> None:
+    out = tmp_path / "dagger.jsonl"
+    untrained = [
+        "--learner",
+        "llm",
+        "--adapter",
+        "",
+    ]  # SmolLM2 without an adapter: it wins nothing in 3 steps
+    assert (
+        demos_main(
+            ["--games", str(game_set), "--limit", "1", "--max-steps", "3", "--out", str(out), *untrained]
+        )
+        == 0
+    )
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [len(r["history"]) for r in records] == [0, 1, 2]  # one per state the learner reached
+    for record in records:
+        parse_subgoal(record["expert_subgoal"])
+        assert record["expert_subgoal"] in record["admissible_subgoals"]
+    assert not out.with_name(out.name + ".partial").exists()
