@@ -129,8 +129,8 @@ def _llm_config(args: argparse.Namespace, parser: argparse.ArgumentParser) -> An
         parser.error(str(err))
 
 
-def _planner(name: str, llm: Any, parser: argparse.ArgumentParser) -> Any:
-    """The named alfworld planner; a bad name is a usage error, a model that cannot load exits 2."""
+def _planner(name: str, llm: Any, parser: argparse.ArgumentParser) -> Any | None:
+    """The named alfworld planner; a bad name is a usage error, a model that cannot load is reported, None."""
     from policies.planning import make_planner
     from policies.planning.backends import ModelError
 
@@ -140,7 +140,7 @@ def _planner(name: str, llm: Any, parser: argparse.ArgumentParser) -> Any:
         parser.error(str(err))
     except ModelError as err:
         print(f"error: planner {name!r} cannot start: {err}", file=sys.stderr)
-        sys.exit(2)
+        return None
 
 
 def eval_main(argv: list[str]) -> int:
@@ -173,6 +173,8 @@ def eval_main(argv: list[str]) -> int:
 
     llm = _llm_config(args, parser)
     planner = _planner(args.planner, llm, parser)
+    if planner is None:
+        return 2
     with_expert = args.planner in EXPERT_PLAN_PLANNERS
     games = _games(args, parser)
     env = AlfworldTextEnv(max_steps=args.max_steps, expert=with_expert)
@@ -250,6 +252,8 @@ def demos_main(argv: list[str]) -> int:
     prompts = PromptBuilder.for_domain(AlfworldDomain())
     expert = _planner(args.planner, None, parser)
     learner = _planner(args.learner, _llm_config(args, parser), parser) if args.learner else None
+    if expert is None or (args.learner and learner is None):
+        return 2
     games = _games(args, parser)
     env = AlfworldTextEnv(max_steps=args.max_steps, expert=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)

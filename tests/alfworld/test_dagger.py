@@ -86,3 +86,13 @@ def test_demos_with_a_learner_keep_the_games_it_lost(game_set: Path, tmp_path: P
         parse_subgoal(record["expert_subgoal"])
         assert record["expert_subgoal"] in record["admissible_subgoals"]
     assert not out.with_name(out.name + ".partial").exists()
+
+
+def test_a_learner_that_cannot_load_exits_2_writing_nothing(
+    game_set: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "dagger.jsonl"
+    learner = ["--learner", "llm", "--adapter", str(tmp_path / "missing")]
+    assert demos_main(["--games", str(game_set), "--out", str(out), *learner]) == 2
+    assert "has no adapter_config.json" in capsys.readouterr().err
+    assert not list(tmp_path.glob("dagger.jsonl*"))
