@@ -11,9 +11,12 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from hgpo.cli import Commands, dispatch
+
+if TYPE_CHECKING:
+    from policies.planning import LLMConfig, Planner
 
 PLANNER_YAML = Path(__file__).resolve().parent.parent / "launch" / "config" / "planner_alfworld.yaml"
 
@@ -118,7 +121,7 @@ def _llm_arguments(parser: argparse.ArgumentParser, which: str) -> None:
     )
 
 
-def _llm_config(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Any:
+def _llm_config(args: argparse.Namespace, parser: argparse.ArgumentParser) -> LLMConfig:
     from hgpo.eval_planner import llm_settings_from_yaml
     from policies.planning import LLMConfig
 
@@ -129,7 +132,7 @@ def _llm_config(args: argparse.Namespace, parser: argparse.ArgumentParser) -> An
         parser.error(str(err))
 
 
-def _planner(name: str, llm: Any, parser: argparse.ArgumentParser) -> Any | None:
+def _planner(name: str, llm: LLMConfig | None, parser: argparse.ArgumentParser) -> Planner | None:
     """The named alfworld planner; a bad name is a usage error, a model that cannot load is reported, None."""
     from policies.planning import make_planner
     from policies.planning.backends import ModelError
@@ -267,8 +270,10 @@ def demos_main(argv: list[str]) -> int:
                 def record(instruction, view, history, subgoal, game=game, lines=lines) -> None:  # type: ignore[no-untyped-def]
                     lines.append(json.dumps(demo_record(game, instruction, view, history, subgoal, prompts)))
 
-                player = expert if learner is None else ExpertLabelledPlanner(learner, expert, record)
-                result = run_episode(env, game, player, True, on_decision=record if learner is None else None)
+                if learner is None:
+                    result = run_episode(env, game, expert, True, on_decision=record)
+                else:
+                    result = run_episode(env, game, ExpertLabelledPlanner(learner, expert, record), True)
                 won += result.won
                 if result.won or learner is not None:  # expert demonstrations: only its successes
                     kept += 1

@@ -68,18 +68,10 @@ def test_the_learner_plays_and_the_searcher_labels_every_state_it_reaches(
 
 def test_demos_with_a_learner_keep_the_games_it_lost(game_set: Path, tmp_path: Path) -> None:
     out = tmp_path / "dagger.jsonl"
-    untrained = [
-        "--learner",
-        "llm",
-        "--adapter",
-        "",
-    ]  # SmolLM2 without an adapter: it wins nothing in 3 steps
-    assert (
-        demos_main(
-            ["--games", str(game_set), "--limit", "1", "--max-steps", "3", "--out", str(out), *untrained]
-        )
-        == 0
-    )
+    # SmolLM2 without an adapter: it wins nothing in 3 steps
+    untrained = ["--learner", "llm", "--adapter", ""]
+    games = ["--games", str(game_set), "--limit", "1", "--max-steps", "3"]
+    assert demos_main([*games, "--out", str(out), *untrained]) == 0
     records = [json.loads(line) for line in out.read_text().splitlines()]
     assert [len(r["history"]) for r in records] == [0, 1, 2]  # one per state the learner reached
     for record in records:
