@@ -35,6 +35,10 @@ COMMANDS: Commands = {
         "hgpo.train_planner:main",
         "train the LLM planner's LoRA adapter: bc, grpo, gigpo, hgpo or dpo on tabletop or alfworld",
     ),
+    "export-adapter": (
+        "hgpo.export_adapter:main",
+        "write a planner training run's last checkpoint as a LoRA adapter folder (adapter/ is BC's best)",
+    ),
     "train-skills": (
         "hgpo.train_skills:main",
         "train goal-conditioned skills with SAC + HER: run folders, checkpoints and a success table",

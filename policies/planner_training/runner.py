@@ -9,7 +9,8 @@
     summary.json           final figures (evaluation success per kind, throughput)
 
 `train(config, run_dir)` runs BC, RL (grpo / gigpo / hgpo) or DPO; on a folder with a checkpoint it
-resumes.
+resumes. `export_last(run_dir, out)` writes the checkpoint as an adapter folder: for BC the weights where
+training ended, which are not adapter/ when a later step validated worse.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import yaml  # type: ignore[import-untyped]
 from tqdm import tqdm
 
 from policies.planner_training import bc, dpo, rl
-from policies.planner_training.config import PlannerTrainConfig, to_mapping
+from policies.planner_training.config import PlannerTrainConfig, from_mapping, to_mapping
 from policies.planner_training.data import encode, episodes_of, load_demos, repeated, split
 from policies.planner_training.model import Policy, load_policy
 from policies.planner_training.rollouts import Arena, make_arena, success_by_kind
@@ -91,6 +92,36 @@ class Checkpoint:
         optimizer.load_state_dict(state["optimizer"])
         counters: dict[str, Any] = state["counters"]
         return counters
+
+
+def export_last(run_dir: Path, out: Path) -> dict[str, Any]:
+    """Write the run's last checkpoint as a peft adapter folder; returns its counters (step or iteration).
+
+    The run's config rebuilds the adapter's shape (its starting adapter, or a fresh LoRA of its settings)
+    before the checkpoint's weights replace every trainable tensor."""
+    checkpoint, saved = Checkpoint(run_dir), run_dir / "config.yaml"
+    if not (checkpoint.path.is_file() and saved.is_file()):
+        raise FileNotFoundError(
+            f"{run_dir} has no config.yaml and checkpoints/last/state.pt: give a run folder of "
+            "`hgpo train-planner`"
+        )
+    if out.exists() and any(out.iterdir()):
+        raise FileExistsError(f"{out} exists and is not empty: give a new folder, nothing was written")
+    config = from_mapping(yaml.safe_load(saved.read_text()), str(saved))
+    state = torch.load(checkpoint.path, weights_only=True)
+    policy = load_policy(config.model, config.adapter, config.lora)
+    shapes = {name: tuple(value.shape) for name, value in policy.trainable_state().items()}
+    held = {name: tuple(value.shape) for name, value in state["weights"].items()}
+    if held != shapes:
+        matching = sum(shapes.get(name) == shape for name, shape in held.items())
+        raise ValueError(
+            f"{checkpoint.path} holds {len(held)} adapter tensors, {matching} of them as the {len(shapes)} "
+            f"that {saved}'s model and LoRA settings make: config and checkpoint are from different runs"
+        )
+    policy.load_trainable_state(state["weights"])
+    policy.save(out)
+    counters: dict[str, Any] = state["counters"]
+    return counters
 
 
 def _setup(

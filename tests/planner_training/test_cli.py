@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+import torch
 
 from hgpo.cli import main as hgpo
 from policies.skills.stop_request import StopRequest
@@ -79,6 +80,60 @@ def test_bad_input_exits_2_saying_what_to_fix(
     assert hgpo(["train-planner", *extra, *run]) == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "run").exists()  # nothing written for a run that could not start
+
+
+def test_export_adapter_writes_where_bc_ended_not_its_best_step(
+    tiny_planner_dir: Path, tabletop_demos: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Early stopping, as in the run the shipped ALFWorld adapter came from: a learning rate that overshoots
+    and patience 1 end the run at its first validation without improvement. adapter/ keeps the step before;
+    export-adapter writes the last step, the checkpoint's weights exactly, as a folder the planner loads."""
+    from safetensors.torch import load_file
+
+    from policies.planner_training.config import LoraSettings
+    from policies.planner_training.model import load_policy
+
+    run, out = tmp_path / "bc", tmp_path / "last"
+    args = ["train-planner", "--algo", "bc", "--model", str(tiny_planner_dir), "--demos", str(tabletop_demos)]
+    args += ["--epochs", "3", "--eval-episodes", "0", "--set", "lr=1.0", "--set", "bc.validate_every=1"]
+    assert hgpo([*args, "--set", "bc.patience=1", "--run-dir", str(run), "--no-progress"]) == 0
+    rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    val = {row["step"]: row["val/loss"] for row in rows if "val/loss" in row}
+    last = max(val)
+    assert min(val, key=val.__getitem__) < last, val
+    assert hgpo(["export-adapter", str(run), str(out)]) == 0
+    said = capsys.readouterr().out
+    assert f"wrote {out}: the adapter of {run} at its last checkpoint (step {last})" in said
+    checkpoint = torch.load(run / "checkpoints" / "last" / "state.pt", weights_only=True)["weights"]
+    exported = load_policy(str(tiny_planner_dir), str(out), LoraSettings()).trainable_state()
+    assert exported.keys() == checkpoint.keys()
+    assert all(torch.equal(exported[name], value) for name, value in checkpoint.items())
+    best = load_file(run / "adapter" / "adapter_model.safetensors")
+    written = load_file(out / "adapter_model.safetensors")
+    assert best.keys() == written.keys() and not all(torch.equal(best[k], written[k]) for k in best)
+
+
+def test_export_adapter_refuses_what_it_cannot_write(
+    tiny_planner_dir: Path, tabletop_demos: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Not a run folder, an adapter folder already there, or a config that does not make the checkpoint's
+    adapter: exit 2 saying why, and nothing is written."""
+    run = tmp_path / "bc"
+    args = ["train-planner", "--algo", "bc", "--model", str(tiny_planner_dir), "--demos", str(tabletop_demos)]
+    assert hgpo([*args, "--epochs", "1", "--eval-episodes", "0", "--run-dir", str(run), "--no-progress"]) == 0
+    capsys.readouterr()
+    assert hgpo(["export-adapter", str(tmp_path / "nowhere"), str(tmp_path / "out")]) == 2
+    assert "has no config.yaml and checkpoints/last/state.pt" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+    before = {p.name: p.read_bytes() for p in (run / "adapter").iterdir()}
+    assert hgpo(["export-adapter", str(run), str(run / "adapter")]) == 2
+    assert "exists and is not empty" in capsys.readouterr().err
+    assert {p.name: p.read_bytes() for p in (run / "adapter").iterdir()} == before
+    config = run / "config.yaml"
+    config.write_text(config.read_text().replace("  r: 8\n", "  r: 4\n"))
+    assert hgpo(["export-adapter", str(run), str(tmp_path / "out")]) == 2
+    assert "config and checkpoint are from different runs" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
 
 
 def test_eval_planner_evaluates_an_adapter(
