@@ -73,6 +73,40 @@ def test_undoing_the_last_change_is_redundant() -> None:
     assert len(valid_now(domain, every_walk_done, circled)) == 2  # all redundant: the model still answers
 
 
+def test_repeating_the_last_change_or_a_treatment_is_redundant() -> None:
+    """Regression: the stage-5 adapter lost look tasks switching the lamp between the same two or three
+    walks, each switch a change that made the walks valid again, and a cool task cooling the cooled egg
+    between walks to the fridge and the microwave, until the budget ran out."""
+    domain = make_domain("alfworld")
+    lamp = history_of(
+        ("go_to(sidetable 1)", "You arrive at sidetable 1. On the sidetable 1, you see a desklamp 1."),
+        ("toggle(desklamp 1)", "You turn on the desklamp 1."),
+        ("go_to(shelf 1)", "You arrive at shelf 1."),
+        ("go_to(sidetable 1)", "You arrive at sidetable 1."),
+    )
+    again = domain.redundant(Subgoal("toggle", ("desklamp 1",)), lamp)
+    assert again is not None and "was your last change already" in again
+    taken = (*lamp, *history_of(("take(laptop 1, sidetable 1)", "You pick up the laptop 1.")))
+    assert domain.redundant(Subgoal("toggle", ("desklamp 1",)), taken) is None  # the look itself
+
+    cooled = history_of(
+        ("take(egg 1, diningtable 1)", "You pick up the egg 1 from the diningtable 1."),
+        ("go_to(fridge 1)", "You arrive at fridge 1."),
+        ("cool(egg 1, fridge 1)", "You cool the egg 1 using the fridge 1."),
+        ("go_to(microwave 1)", "You arrive at microwave 1."),
+        ("open(microwave 1)", "You open the microwave 1."),
+        ("go_to(fridge 1)", "You arrive at fridge 1."),
+    )
+    twice = domain.redundant(Subgoal("cool", ("egg 1", "fridge 1")), cooled)
+    assert twice is not None and "egg 1 is cooled already" in twice
+    assert domain.redundant(Subgoal("heat", ("egg 1", "microwave 1")), cooled) is None  # not done yet
+    other = (
+        *cooled,
+        *history_of(("put(egg 1, fridge 1)", "You move the egg 1."), ("take(egg 2, fridge 1)", "")),
+    )
+    assert domain.redundant(Subgoal("cool", ("egg 2", "fridge 1")), other) is None
+
+
 def test_the_prompt_says_what_is_held_and_what_was_done_to_it() -> None:
     """Regression: after take, a cool task's planner walked to the microwave: once the take had left the
     last k history lines, nothing in the prompt said the apple was in hand and not yet cooled."""
