@@ -1,6 +1,6 @@
 """The adapters shipped for the planner, found by name and loaded on the real SmolLM2. The tabletop one
 plans held-out tasks right (its model card: 100/100 held-out episodes, zero-shot 0.28): a reach, and a
-sorted block put on the plate the instruction names for its colour. The ALFWorld one (22/24 held-out games,
+sorted block put on the plate the instruction names for its colour. The ALFWorld one (23/24 held-out games,
 zero-shot 0/12) takes the object the task needs, not the first one it sees, and then carries it where the
 task says (the earlier last-6-blocks adapter walked on to the next receptacle instead)."""
 
