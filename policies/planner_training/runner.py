@@ -102,7 +102,7 @@ def export_last(run_dir: Path, out: Path) -> dict[str, Any]:
     checkpoint, saved = Checkpoint(run_dir), run_dir / "config.yaml"
     if not (checkpoint.path.is_file() and saved.is_file()):
         raise FileNotFoundError(
-            f"{run_dir} has no config.yaml and checkpoints/last/state.pt: give a run folder of "
+            f"{run_dir} lacks config.yaml or checkpoints/last/state.pt: give a run folder of "
             "`hgpo train-planner`"
         )
     if out.exists() and any(out.iterdir()):

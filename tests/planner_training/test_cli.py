@@ -123,7 +123,7 @@ def test_export_adapter_refuses_what_it_cannot_write(
     assert hgpo([*args, "--epochs", "1", "--eval-episodes", "0", "--run-dir", str(run), "--no-progress"]) == 0
     capsys.readouterr()
     assert hgpo(["export-adapter", str(tmp_path / "nowhere"), str(tmp_path / "out")]) == 2
-    assert "has no config.yaml and checkpoints/last/state.pt" in capsys.readouterr().err
+    assert "lacks config.yaml or checkpoints/last/state.pt" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
     before = {p.name: p.read_bytes() for p in (run / "adapter").iterdir()}
     assert hgpo(["export-adapter", str(run), str(run / "adapter")]) == 2
