@@ -84,10 +84,17 @@ class Checkpoint:
         torch.save({"weights": weights, "optimizer": optimizer.state_dict(), "counters": counters}, partial)
         partial.replace(self.path)
 
-    def load(self, policy: Policy, optimizer: torch.optim.Optimizer) -> dict[str, Any] | None:
+    def read(self) -> dict[str, Any] | None:
+        """The saved weights, optimizer state and counters; None before the first save."""
         if not self.path.is_file():
             return None
-        state = torch.load(self.path, weights_only=True)
+        state: dict[str, Any] = torch.load(self.path, weights_only=True)
+        return state
+
+    def load(self, policy: Policy, optimizer: torch.optim.Optimizer) -> dict[str, Any] | None:
+        state = self.read()
+        if state is None:
+            return None
         policy.load_trainable_state(state["weights"])
         optimizer.load_state_dict(state["optimizer"])
         counters: dict[str, Any] = state["counters"]
@@ -100,7 +107,8 @@ def export_last(run_dir: Path, out: Path) -> dict[str, Any]:
     The run's config rebuilds the adapter's shape (its starting adapter, or a fresh LoRA of its settings)
     before the checkpoint's weights replace every trainable tensor."""
     checkpoint, saved = Checkpoint(run_dir), run_dir / "config.yaml"
-    if not (checkpoint.path.is_file() and saved.is_file()):
+    state = checkpoint.read()
+    if state is None or not saved.is_file():
         raise FileNotFoundError(
             f"{run_dir} lacks config.yaml or checkpoints/last/state.pt: give a run folder of "
             "`hgpo train-planner`"
@@ -108,7 +116,6 @@ def export_last(run_dir: Path, out: Path) -> dict[str, Any]:
     if out.exists() and any(out.iterdir()):
         raise FileExistsError(f"{out} exists and is not empty: give a new folder, nothing was written")
     config = from_mapping(yaml.safe_load(saved.read_text()), str(saved))
-    state = torch.load(checkpoint.path, weights_only=True)
     policy = load_policy(config.model, config.adapter, config.lora)
     shapes = {name: tuple(value.shape) for name, value in policy.trainable_state().items()}
     held = {name: tuple(value.shape) for name, value in state["weights"].items()}
