@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from policies.planning.alfworld_domain import AlfworldView
@@ -20,7 +21,8 @@ def test_valid_set_is_the_admissible_subgoals(game_set: Path, text_env: Alfworld
     first = text_env.reset(discover_games(game_set)[0].path)
     view = AlfworldView(first.text, first.text, first.admissible_commands)
     valid = domain.valid_subgoals(view)
-    assert domain.finish_allowed(view)  # done() is always an answer; the loop checks the game was won
+    assert not domain.finish_allowed(view)  # a game not won yet: done() would only forfeit it
+    assert domain.finish_allowed(replace(view, won=True))
     assert valid and all(is_well_formed(s) and s.skill in TEXT_SKILLS for s in valid)
     assert parse_subgoal(format_subgoal(valid[0])) == valid[0]
 
