@@ -13,10 +13,12 @@ from typing import Protocol, TypeVar, runtime_checkable
 import rclpy
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.exceptions import ParameterException
-from rclpy.executors import Executor, MultiThreadedExecutor, SingleThreadedExecutor
+from rclpy.executors import Executor, SingleThreadedExecutor
 from rclpy.impl.rcutils_logger import RcutilsLogger
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
+
+from ros_nodes.hand_off_executor import HandOffExecutor
 
 Value = TypeVar("Value", bool, int, float, str)
 STOP_POLL_S = 0.1  # how soon an idle node notices Ctrl-C
@@ -87,7 +89,7 @@ def run_node(
 
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, request_stop)
-    executor: Executor = MultiThreadedExecutor(num_threads=4) if multi_threaded else SingleThreadedExecutor()
+    executor: Executor = HandOffExecutor(num_threads=4) if multi_threaded else SingleThreadedExecutor()
     try:
         executor.add_node(node)
         while not stop.is_set():

@@ -14,12 +14,12 @@ from rclpy.action import ActionClient, ActionServer, GoalResponse
 from rclpy.action.client import ClientGoalHandle
 from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.task import Future
 from std_srvs.srv import Trigger
 
 from ros_nodes.background_spin import BackgroundSpin
+from ros_nodes.hand_off_executor import HandOffExecutor
 from ros_nodes.waiting import (
     RESULT_KEPT_S,
     SEND_ATTEMPTS,
@@ -120,7 +120,7 @@ class ActionPeer:
 
         monkeypatch.setattr(handle_type, "send_goal_response", send_or_lose)
         # several threads, as run_node spins our servers: a running goal does not hold up their answers
-        self._executor = MultiThreadedExecutor(num_threads=4)
+        self._executor = HandOffExecutor(num_threads=4)
         self._executor.add_node(self.node)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._spin, daemon=True, name="spin lossy_server")
