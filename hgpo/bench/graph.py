@@ -3,7 +3,8 @@
 Launches `sim.launch.xml` (without run_task) in a DDS domain of its own, sends tasks through `RunTask`,
 and reads the header stamps of what arrives: the bridge's `scene_state` rate (its achieved tick rate and
 hence the real-time factor, each tick being 1/rate_hz simulated seconds), the controller's tick rate and
-jitter from its `cmd_twist` stamps while subgoals run, and each task's wall time.
+jitter from its `cmd_twist` stamps while subgoals run, each task's wall time, and each node's CPU use,
+idle (the graph up, no task) and while the tasks run.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ if TYPE_CHECKING:  # rclpy is imported only when the benchmark runs
 
 BRIDGE_RATE_HZ = 100.0  # launch/config/sim_bridge.yaml
 CONTROL_RATE_HZ = 25.0  # launch/config/controller.yaml
+IDLE_WINDOW_S = 10.0  # the graph up and no task: what each node costs while waiting
 
 
 @dataclass(frozen=True)
@@ -109,6 +111,26 @@ def _wait_for_publishers(node: Node, topics: tuple[str, ...], timeout_s: float) 
         threading.Event().wait(0.05)
 
 
+class NodeCpu:
+    """CPU time of each launched node (user + system, all threads), as a % of one core over a window."""
+
+    def __init__(self, launch_pid: int) -> None:
+        import psutil
+
+        # A node's process is named after its executable (`.venv/lib/hgpo/controller`, run by its shebang).
+        self._nodes = {p.name(): p for p in psutil.Process(launch_pid).children()}
+        self._start: tuple[float, dict[str, float]] = self._read()
+
+    def _read(self) -> tuple[float, dict[str, float]]:
+        return time.monotonic(), {name: sum(process.cpu_times()[:2]) for name, process in self._nodes.items()}
+
+    def percent(self) -> dict[str, float]:
+        """% of one core each node used since the last call (or since construction), and restart."""
+        (t0, before), (t1, after) = self._start, self._read()
+        self._start = (t1, after)
+        return {name: 100.0 * (after[name] - before[name]) / (t1 - t0) for name in sorted(after)}
+
+
 def _stop(launch: subprocess.Popen) -> None:
     """Ctrl-C to the launched graph, then SIGKILL to its process group if it does not end in time."""
     with contextlib.suppress(ProcessLookupError):
@@ -168,6 +190,9 @@ def run(config: BenchGraphConfig) -> dict:
         if not client.wait_for_server(timeout_sec=60.0):
             raise RuntimeError(f"the graph did not come up; see {log.name}")
         _wait_for_publishers(node, ("scene_state", "cmd_twist", "subgoal_status"), timeout_s=30.0)
+        cpu = NodeCpu(launch.pid)
+        threading.Event().wait(IDLE_WINDOW_S)
+        cpu_idle = cpu.percent()
         for name in config.tasks:
             for seed in range(config.seeds):
                 start = time.monotonic()
@@ -187,6 +212,7 @@ def run(config: BenchGraphConfig) -> dict:
                     f"({episodes[-1]['wall_s']:.1f} s)",
                     flush=True,
                 )
+        cpu_tasks = cpu.percent()
     finally:
         spin.close()
         node.destroy_node()
@@ -200,6 +226,7 @@ def run(config: BenchGraphConfig) -> dict:
         "episodes": episodes,
         "bridge_scene_state": {**bridge, "real_time_factor": bridge["rate_hz"] / BRIDGE_RATE_HZ},
         "controller_cmd_twist": interval_stats(control_intervals(events), config.control_rate_hz),
+        "cpu_percent": {name: {"idle": cpu_idle[name], "tasks": cpu_tasks[name]} for name in cpu_idle},
     }
 
 
@@ -278,6 +305,13 @@ def main(argv: list[str]) -> int:
         )
     )
     print(f"bridge real-time factor: {results['bridge_scene_state']['real_time_factor']:.3f}")
+    print(f"\nCPU per node, % of one core (idle: {IDLE_WINDOW_S:.0f} s with no task)")
+    print(
+        table(
+            ["node", "idle", "tasks running"],
+            [[name, use["idle"], use["tasks"]] for name, use in results["cpu_percent"].items()],
+        )
+    )
     record = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(config).items()}
     write_json(config.json, "graph", record, results)
     print(f"\nwrote {config.json}")

@@ -33,6 +33,9 @@ def test_bench_graph_measures_the_launched_graph(tmp_path: Path, ros_env: dict[s
     assert 50 < record["bridge_scene_state"]["rate_hz"] < 150  # configured: 100 Hz
     assert 10 < record["controller_cmd_twist"]["rate_hz"] < 40  # configured: 25 Hz
     assert (tmp_path / "graph.launch.log").read_text().count("[controller]") > 0
+    cpu = record["cpu_percent"]
+    assert set(cpu) == {"controller", "planner", "sim_bridge"}
+    assert all(use[window] > 0 for use in cpu.values() for window in ("idle", "tasks"))
 
 
 def test_bench_arm_measures_latency_tracking_and_estop(tmp_path: Path, ros_env: dict[str, str]) -> None:
