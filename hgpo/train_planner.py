@@ -110,7 +110,7 @@ def main(argv: list[str]) -> int:
     from policies.planner_training.data import DataError
     from policies.planner_training.runner import train
     from policies.planning.backends import ModelError
-    from policies.skills.stop_request import StopRequest
+    from policies.stop_request import StopRequest
     from sim.alfworld.contract import GameFileError
 
     try:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from hgpo.bench.report import table
 from policies.skills.config import CONFIG_DIR, TrainConfig, load_config, with_overrides
 from policies.skills.runner import OffPolicyRunner
-from policies.skills.stop_request import StopRequest
+from policies.stop_request import StopRequest
 
 if TYPE_CHECKING:
     from policies.skills.ppo_runner import PpoRunner

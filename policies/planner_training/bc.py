@@ -13,7 +13,7 @@ import torch
 from policies.planner_training.config import BCSettings
 from policies.planner_training.data import IGNORE, Example, collate
 from policies.planner_training.model import Policy, answer_logits, token_logprobs
-from policies.skills.stop_request import never
+from policies.stop_request import never
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ from policies.planner_training.data import encode, episodes_of, load_demos, repe
 from policies.planner_training.model import Policy, load_policy
 from policies.planner_training.rollouts import Arena, make_arena, success_by_kind
 from policies.skills.run_log import RunLog
-from policies.skills.stop_request import never
+from policies.stop_request import never
 
 PLOTS = {
     "bc": (

@@ -34,7 +34,7 @@ from policies.skills.evaluation import EvalResult, evaluate
 from policies.skills.rsl_rl_env import RslRlGoalEnv
 from policies.skills.run_log import RunLog
 from policies.skills.runner import RunSummary
-from policies.skills.stop_request import never
+from policies.stop_request import never
 
 
 class PpoRunner:

@@ -33,12 +33,12 @@ from policies.skills.her_buffer import HerReplayBuffer
 from policies.skills.networks import ActorConfig
 from policies.skills.run_log import RunLog
 from policies.skills.sac import SAC
-from policies.skills.stop_request import never
 from policies.skills.training_checkpoint import (
     CHECKPOINT_FORMAT,
     load_training_checkpoint,
     save_training_checkpoint,
 )
+from policies.stop_request import never
 from sim.skill_env.contract import GoalVecEnv
 
 

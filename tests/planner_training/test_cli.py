@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from hgpo.cli import main as hgpo
-from policies.skills.stop_request import StopRequest
+from policies.stop_request import StopRequest
 from tests.processes import Captured
 
 REPO = Path(__file__).resolve().parents[2]
