@@ -12,6 +12,7 @@ import pytest
 
 rclpy = pytest.importorskip("rclpy", reason="ROS tests need the venv built by `make setup`")
 from rclpy.node import Node  # noqa: E402
+from std_msgs.msg import Float64  # noqa: E402
 
 from ros_nodes.background_spin import BackgroundSpin  # noqa: E402
 from tests.processes import Captured  # noqa: E402
@@ -78,5 +79,18 @@ def test_node(ros_context: None) -> Iterator[Node]:
     spin = BackgroundSpin(node)
     yield node
     assert spin.alive, "the test node's executor died during the test"
+    spin.close()
+    node.destroy_node()
+
+
+@pytest.fixture
+def chatter(ros_context: None) -> Iterator[str]:
+    """The name of a topic a 200 Hz publisher in this process talks on, so that a listener's wait sets are
+    always busy."""
+    node = rclpy.create_node("talker", namespace="chatter")
+    pub = node.create_publisher(Float64, "chatter", 10)
+    node.create_timer(0.005, lambda: pub.publish(Float64(data=1.0)))
+    spin = BackgroundSpin(node)
+    yield "/chatter/chatter"
     spin.close()
     node.destroy_node()

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import pytest
 import rclpy
 from hgpo_msgs.action import ExecuteSubgoal
 from rclpy.action import ActionClient
@@ -16,19 +13,7 @@ from ros_nodes.background_spin import BackgroundSpin
 from tests.ros.helpers import DISCOVERY_S, wait_until
 
 
-@pytest.fixture
-def talker(ros_context: None) -> Iterator[None]:
-    """A 200 Hz publisher in this process, so that the listener's wait sets are always busy."""
-    node = rclpy.create_node("spin_talker", namespace="spin")
-    pub = node.create_publisher(Float64, "chatter", 10)
-    node.create_timer(0.005, lambda: pub.publish(Float64(data=1.0)))
-    spin = BackgroundSpin(node)
-    yield
-    spin.close()
-    node.destroy_node()
-
-
-def test_node_keeps_hearing_while_entities_come_and_go(talker: None) -> None:
+def test_node_keeps_hearing_while_entities_come_and_go(chatter: str) -> None:
     """Regression: a subscription or client destroyed, or an ActionClient built, from this thread while the
     executor spun used to end the spin thread (InvalidHandle / AttributeError), and the node went deaf."""
     node: Node = rclpy.create_node("spin_listener", namespace="spin")
@@ -36,7 +21,7 @@ def test_node_keeps_hearing_while_entities_come_and_go(talker: None) -> None:
     try:
         for _ in range(200):
             heard: list[Float64] = []
-            sub = node.create_subscription(Float64, "chatter", heard.append, 10)
+            sub = node.create_subscription(Float64, chatter, heard.append, 10)
             action = ActionClient(node, ExecuteSubgoal, "nobody")
             client = node.create_client(Trigger, "nobody")
             wait_until(lambda heard=heard: heard, DISCOVERY_S, "a message on a fresh subscription")
@@ -45,7 +30,7 @@ def test_node_keeps_hearing_while_entities_come_and_go(talker: None) -> None:
             node.destroy_subscription(sub)
         assert spin.alive
         heard = []
-        node.create_subscription(Float64, "chatter", heard.append, 10)
+        node.create_subscription(Float64, chatter, heard.append, 10)
         wait_until(lambda: len(heard) >= 10, DISCOVERY_S, "ten messages after all that")
     finally:
         spin.close()

@@ -5,30 +5,16 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
-import pytest
 import rclpy
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from std_msgs.msg import Float64
 
-from ros_nodes.background_spin import BackgroundSpin
 from ros_nodes.hand_off_executor import HandOffExecutor
 from tests.ros.helpers import DISCOVERY_S, wait_until
-
-
-@pytest.fixture
-def talker(ros_context: None) -> Iterator[None]:
-    """A 200 Hz publisher on `hand_off/chatter`, spun in the background."""
-    node = rclpy.create_node("hand_off_talker", namespace="hand_off")
-    pub = node.create_publisher(Float64, "chatter", 10)
-    node.create_timer(0.005, lambda: pub.publish(Float64(data=1.0)))
-    spin = BackgroundSpin(node)
-    yield
-    spin.close()
-    node.destroy_node()
 
 
 class Spun:
@@ -60,12 +46,12 @@ class Spun:
         self.executor.shutdown()
 
 
-def test_each_callback_is_handed_to_the_pool_once(talker: None) -> None:
+def test_each_callback_is_handed_to_the_pool_once(chatter: str) -> None:
     """Regression: rclpy 9's MultiThreadedExecutor submitted a message's task again and again until a
     worker started it (ros2/rclpy#1452), which kept the idle controller and planner busy."""
     node = rclpy.create_node("hand_off_listener", namespace="hand_off")
     heard: list[Float64] = []
-    node.create_subscription(Float64, "chatter", heard.append, 10)
+    node.create_subscription(Float64, chatter, heard.append, 10)
     spun = Spun(node)
     try:
         wait_until(lambda: len(heard) >= 200, DISCOVERY_S, "200 messages")
@@ -76,7 +62,7 @@ def test_each_callback_is_handed_to_the_pool_once(talker: None) -> None:
     assert max(spun.submitted.values()) == 1, spun.submitted.most_common(3)
 
 
-def test_callbacks_still_run_side_by_side(talker: None) -> None:
+def test_callbacks_still_run_side_by_side(chatter: str) -> None:
     """A callback that blocks until a later message's callback has run (as the controller's execute loop
     waits for the next scene) finishes: the later one runs on another thread meanwhile."""
     node = rclpy.create_node("hand_off_waiter", namespace="hand_off")
@@ -94,7 +80,7 @@ def test_callbacks_still_run_side_by_side(talker: None) -> None:
         else:
             later_ran.set()
 
-    node.create_subscription(Float64, "chatter", on_message, 10, callback_group=ReentrantCallbackGroup())
+    node.create_subscription(Float64, chatter, on_message, 10, callback_group=ReentrantCallbackGroup())
     spun = Spun(node)
     try:
         wait_until(finished.is_set, 2 * DISCOVERY_S, "the first callback to see a later one run")
