@@ -108,8 +108,9 @@ class ArmBridge(Node):
 
         # One thread spins every callback (run_node's single-threaded executor): rclpy's MultiThreadedExecutor
         # busy-waits on entities whose group is running and burned a whole core here, so that twists queued up
-        # and reached the arm 0.4 s late (refused as stale) on a loaded machine. The reset, which waits on the
-        # world and on fresh readings, is a coroutine instead, so the readings keep coming meanwhile.
+        # and reached the arm 0.4 s late (refused as stale) on a loaded machine (run_node's HandOffExecutor
+        # does not, but one thread is enough here). The reset, which waits on the world and on fresh readings,
+        # is a coroutine instead, so the readings keep coming meanwhile.
         if self.interface.message == "TwistStamped":
             self.command_pub = self.create_publisher(
                 TwistStamped, command_topic or self.interface.default_topic, 10
