@@ -69,8 +69,8 @@ class AlfworldDomain:
     def finish_allowed(self, observation: AlfworldView) -> bool:
         """done() only once the game is won: ALFWorld ends a won game itself and has no command for giving
         up, so before that done() could only forfeit the steps left. No demonstration ever answers it (0 of
-        the searcher's 5,145 decisions), yet the shipped adapter said it in lost games (a laptop not found
-        after 22 steps, a mug after 44)."""
+        the searcher's 5,145 decisions), yet the shipped adapter said it in two games it was losing (after 22
+        and 44 steps)."""
         return observation.won
 
     def explain_invalid(self, subgoal: Subgoal, observation: AlfworldView) -> str:
