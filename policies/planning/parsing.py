@@ -86,7 +86,7 @@ def validate_output(
     except ParseError as err:
         return Validation(None, False, str(err))
     if subgoal is None and not finish_allowed:
-        return Validation(None, False, "done() is not possible in this scene yet: choose a subgoal")
+        return Validation(None, False, "done() is not possible yet: choose a subgoal")
     if subgoal is None or subgoal in set(valid):
         return Validation(subgoal, True)
     return Validation(subgoal, False, explain(subgoal))

@@ -76,7 +76,8 @@ def test_callbacks_still_run_side_by_side(chatter: str) -> None:
             calls.append(len(calls))
             first = len(calls) == 1
         if first:
-            finished.set() if later_ran.wait(DISCOVERY_S) else None
+            if later_ran.wait(DISCOVERY_S):
+                finished.set()
         else:
             later_ran.set()
 
