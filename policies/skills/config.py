@@ -30,6 +30,15 @@ class DemoConfig:
     """Expert episodes collected before training (0: no demonstrations)."""
     action_noise: float = 0.0
     """Std of Gaussian noise added to the expert's actions while collecting, for wider coverage."""
+    pretrain_steps: int = 0
+    """Gradient steps on the demonstrations alone before RL (`SAC.pretrain`: the actor clones them, the
+    critics learn their values); 0: RL starts from a random actor."""
+
+    def __post_init__(self) -> None:
+        if self.episodes < 0 or self.pretrain_steps < 0:
+            raise ValueError(f"episodes and pretrain_steps must be >= 0, got {self}")
+        if self.pretrain_steps and not self.episodes:
+            raise ValueError("pretrain_steps needs demonstrations: set episodes > 0")
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,9 @@
 
 A backend that has scripted experts (the MuJoCo tabletop: `sim/tabletop/experts.py`) exposes them as
 `expert_actions()`, the experts' normalized actions for the envs' current states. Episodes are stored
-with their real goals; the buffer relabels them with hindsight like any other.
+with their real goals; the buffer relabels them with hindsight like any other. With action noise the
+buffer keeps both actions: the executed one for the critics, the expert's own for behaviour cloning (the
+noise widens the states the expert is seen in, as in DART, Laskey et al. 2017, without teaching it).
 """
 
 from __future__ import annotations
@@ -31,13 +33,16 @@ def collect_demonstrations(env: GoalVecEnv, buffer: HerReplayBuffer, config: Dem
     successes: list[bool] = []
     while len(successes) < config.episodes:
         obs, goal = observation["observation"], observation["desired_goal"]
-        action = np.asarray(expert(), np.float32)
+        intended = np.asarray(expert(), np.float32)
+        action = intended
         if config.action_noise:
             action = np.clip(action + rng.normal(0.0, config.action_noise, action.shape), -1.0, 1.0)
-        observation, _, terminated, truncated, info = env.step(action)
+        observation, _, terminated, truncated, info = env.step(action.astype(np.float32))
         final = info["final_observation"]
         done = terminated | truncated
-        buffer.add(obs, goal, action, final["observation"], final["achieved_goal"], terminated, done)
+        buffer.add(
+            obs, goal, action, final["observation"], final["achieved_goal"], terminated, done, intended
+        )
         agent.observe(torch.from_numpy(obs), torch.from_numpy(goal), torch.from_numpy(final["achieved_goal"]))
         successes += info["success"][done].tolist()
     return float(np.mean(successes))

@@ -33,6 +33,9 @@ class Batch:
     next_obs: np.ndarray
     terminated: np.ndarray
     """1.0 where the episode truly ended at this transition (no bootstrapping), else 0.0."""
+    expert_action: np.ndarray | None = None
+    """A demonstration's noiseless action where `action` is the one executed, noise included: behaviour
+    cloning's target (None outside a buffer of demonstrations)."""
 
 
 class HerReplayBuffer:
@@ -50,8 +53,10 @@ class HerReplayBuffer:
         compute_reward: RewardFn,
         her_k: int = 4,
         seed: int = 0,
+        expert_actions: bool = False,
     ) -> None:
-        """`capacity` counts transitions; `her_k` relabelled goals per real one gives p = k / (k + 1)."""
+        """`capacity` counts transitions; `her_k` relabelled goals per real one gives p = k / (k + 1);
+        `expert_actions`: `add` takes a demonstrator's noiseless actions too, and `sample` returns them."""
         episodes = max(capacity // horizon, 2 * num_envs + 1)
         self.num_envs, self.horizon, self.episodes = num_envs, horizon, episodes
         self.relabel_prob = her_k / (her_k + 1.0)
@@ -64,6 +69,7 @@ class HerReplayBuffer:
         self.next_achieved = np.zeros((*shape, goal_dim), np.float32)
         self.action = np.zeros((*shape, action_dim), np.float32)
         self.terminated = np.zeros(shape, np.float32)
+        self.expert_action = np.zeros((*shape, action_dim) if expert_actions else (0, 0, 0), np.float32)
         self.length = np.zeros(episodes, np.int64)
         """Length of each complete episode; 0 while a slot is open or empty."""
         self._slot = np.arange(num_envs)
@@ -79,6 +85,7 @@ class HerReplayBuffer:
         next_achieved: np.ndarray,
         terminated: np.ndarray,
         done: np.ndarray,
+        expert_action: np.ndarray | None = None,
     ) -> None:
         """Store one step of every env; `done` (terminated or truncated) closes that env's episode.
 
@@ -93,6 +100,10 @@ class HerReplayBuffer:
         self.next_obs[slot, step] = next_obs
         self.next_achieved[slot, step] = next_achieved
         self.terminated[slot, step] = terminated
+        if self.expert_action.size:
+            if expert_action is None:
+                raise ValueError("this buffer keeps demonstrations: add needs their expert_action")
+            self.expert_action[slot, step] = expert_action
         step += 1
         for env in np.flatnonzero(np.asarray(done) | (step >= self.horizon)):
             self.length[slot[env]] = step[env]
@@ -113,8 +124,9 @@ class HerReplayBuffer:
     def episodes_stored(self) -> int:
         return int(np.count_nonzero(self.length))
 
-    def sample(self, batch_size: int) -> Batch:
-        """Transitions drawn uniformly; with probability relabel_prob the goal is one achieved later."""
+    def sample(self, batch_size: int, relabel: bool = True) -> Batch:
+        """Transitions drawn uniformly; with probability relabel_prob the goal is one achieved later
+        (never with `relabel` False: the goals the episodes were collected for)."""
         lengths = self.length
         complete = np.flatnonzero(lengths)
         if complete.size == 0:
@@ -125,8 +137,8 @@ class HerReplayBuffer:
         episode = complete[which]
         t = flat - (ends[which] - lengths[episode])
         future = t + (self.rng.random(batch_size) * (lengths[episode] - t)).astype(np.int64)
-        relabel = self.rng.random(batch_size) < self.relabel_prob
-        goal = np.where(relabel[:, None], self.next_achieved[episode, future], self.goal[episode, t])
+        relabelled = self.rng.random(batch_size) < (self.relabel_prob if relabel else 0.0)
+        goal = np.where(relabelled[:, None], self.next_achieved[episode, future], self.goal[episode, t])
         reward = self.compute_reward(self.next_achieved[episode, t], goal)
         return Batch(
             obs=self.obs[episode, t],
@@ -135,9 +147,10 @@ class HerReplayBuffer:
             reward=np.asarray(reward, np.float32),
             next_obs=self.next_obs[episode, t],
             terminated=self.terminated[episode, t],
+            expert_action=self.expert_action[episode, t] if self.expert_action.size else None,
         )
 
-    ARRAYS = ("obs", "next_obs", "goal", "next_achieved", "action", "terminated", "length")
+    ARRAYS = ("obs", "next_obs", "goal", "next_achieved", "action", "terminated", "expert_action", "length")
 
     def state_dict(self) -> dict[str, Any]:
         """Everything needed to resume: the episode slots written so far (views), cursors and the rng."""
@@ -158,6 +171,8 @@ class HerReplayBuffer:
                 f"saved replay buffer of shape {state['obs'].shape} does not fit this one {self.obs.shape}"
             )
         for name in self.ARRAYS:
+            if name == "expert_action" and not self.expert_action.size:
+                continue  # a buffer without demonstrations' labels (and replay files from before them)
             array = getattr(self, name)
             array[:used] = state[name]
             array[used:] = 0

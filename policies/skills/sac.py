@@ -1,9 +1,10 @@
 """Soft actor-critic (Haarnoja et al. 2018) for goal-conditioned skills, with an optional demonstration term.
 
-The algorithm only: `act` picks actions, `update` takes one gradient step on a batch; the runner owns the
-loop, the envs and the replay buffers. With demonstrations, a batch's demo rows add a behaviour-cloning
-loss on the actor, kept only where the critic rates the demonstrated action above the actor's own
-(the Q-filter of Nair et al. 2018, "Overcoming Exploration in Reinforcement Learning with Demonstrations").
+The algorithm only: `act` picks actions, `update` takes one gradient step on a batch (`pretrain` one on
+demonstrations alone, before RL); the runner owns the loop, the envs and the replay buffers. With
+demonstrations, a batch's demo rows add a behaviour-cloning loss on the actor, kept only where the critic
+rates the demonstrated action above the actor's own (the Q-filter of Nair et al. 2018, "Overcoming
+Exploration in Reinforcement Learning with Demonstrations").
 """
 
 from __future__ import annotations
@@ -82,6 +83,12 @@ def _tensors(batch: Batch, device: torch.device) -> tuple[torch.Tensor, ...]:
     )
 
 
+def _cloned_action(demo: Batch, device: torch.device) -> torch.Tensor:
+    """The action behaviour cloning imitates: the expert's own where the buffer kept it, else the executed."""
+    action = demo.action if demo.expert_action is None else demo.expert_action
+    return torch.from_numpy(action).to(device, non_blocking=True)
+
+
 class SAC:
     """Actor, twin critics with targets, entropy temperature, and their optimizers, all on one device.
 
@@ -132,19 +139,7 @@ class SAC:
                 torch.cat([a, b]) for a, b in zip(ours, parts, strict=True)
             )
         alpha = self.log_alpha.exp().detach()
-        gamma = self.config.gamma
-
-        with torch.no_grad():
-            next_action, next_log_prob = self.actor.sample(next_obs, goal)
-            next_q = self.critic_target(self.actor.normalize(next_obs, goal), next_action).min(0).values
-            target = reward + gamma * (1.0 - terminated) * (next_q - alpha * next_log_prob)
-            target = target.clamp(*self._target_range)
-            normalized = self.actor.normalize(obs, goal)
-        q = self.critic(normalized, action)
-        critic_loss = (q - target).square().mean(1).sum()
-        self.critic_optimizer.zero_grad(set_to_none=True)
-        critic_loss.backward()
-        self.critic_optimizer.step()
+        normalized, stats = self._critic_step(obs, goal, action, reward, next_obs, terminated, alpha)
 
         for param in self._critic_params:  # the actor's loss needs no gradient of the critic's weights
             param.requires_grad = False
@@ -153,13 +148,9 @@ class SAC:
         actor_loss = (alpha * log_prob - q_new).mean()
         if self.config.action_l2:
             actor_loss = actor_loss + self.config.action_l2 * new_action.square().mean()
-        stats = {
-            "critic_loss": critic_loss.detach(),
-            "actor_loss": actor_loss.detach(),
-            "q": q.detach().mean(),
-        }
-        if n_demo:
-            demo_action = action[-n_demo:]
+        stats["actor_loss"] = actor_loss.detach()
+        if demo is not None:
+            demo_action = _cloned_action(demo, self.device)
             deterministic = self.actor(obs[-n_demo:], goal[-n_demo:])
             with torch.no_grad():
                 q_demo = self.critic(normalized[-n_demo:], demo_action).min(0).values
@@ -178,12 +169,52 @@ class SAC:
         self.alpha_optimizer.zero_grad(set_to_none=True)
         alpha_loss.backward()
         self.alpha_optimizer.step()
-
-        with torch.no_grad():
-            torch._foreach_lerp_(self._target_params, self._critic_params, self.config.tau)
         stats["alpha"] = alpha
         stats["entropy"] = -log_prob.detach().mean()
         self.stats.add(stats)
+
+    def pretrain(self, demo: Batch) -> None:
+        """One step before RL on demonstrations alone: the actor clones their actions (every row, no
+        Q-filter: the critic knows nothing yet) and the critics learn the values of those actions under
+        the actor being cloned, so that RL starts from the expert's imitation with a critic that already
+        ranks it (DDPGfD, Vecerik et al. 2017, pretrains on its demonstrations likewise)."""
+        obs, goal, action, reward, next_obs, terminated = _tensors(demo, self.device)
+        _, stats = self._critic_step(
+            obs, goal, action, reward, next_obs, terminated, self.log_alpha.exp().detach()
+        )
+        bc_loss = (self.actor(obs, goal) - _cloned_action(demo, self.device)).square().sum(-1).mean()
+        self.actor_optimizer.zero_grad(set_to_none=True)
+        bc_loss.backward()
+        self.actor_optimizer.step()
+        stats["pretrain_bc_loss"] = bc_loss.detach()
+        self.stats.add(stats)
+
+    def _critic_step(
+        self,
+        obs: torch.Tensor,
+        goal: torch.Tensor,
+        action: torch.Tensor,
+        reward: torch.Tensor,
+        next_obs: torch.Tensor,
+        terminated: torch.Tensor,
+        alpha: torch.Tensor,
+    ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """One TD step of the twin critics and the Polyak update of their targets; returns the batch's
+        normalized input (the actor's loss reuses it) and the step's statistics."""
+        with torch.no_grad():
+            next_action, next_log_prob = self.actor.sample(next_obs, goal)
+            next_q = self.critic_target(self.actor.normalize(next_obs, goal), next_action).min(0).values
+            target = reward + self.config.gamma * (1.0 - terminated) * (next_q - alpha * next_log_prob)
+            target = target.clamp(*self._target_range)
+            normalized = self.actor.normalize(obs, goal)
+        q = self.critic(normalized, action)
+        critic_loss = (q - target).square().mean(1).sum()
+        self.critic_optimizer.zero_grad(set_to_none=True)
+        critic_loss.backward()
+        self.critic_optimizer.step()
+        with torch.no_grad():
+            torch._foreach_lerp_(self._target_params, self._critic_params, self.config.tau)
+        return normalized, {"critic_loss": critic_loss.detach(), "q": q.detach().mean()}
 
     def state_dict(self) -> dict[str, Any]:
         return {

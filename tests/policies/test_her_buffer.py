@@ -13,7 +13,9 @@ def sparse_reward(achieved: np.ndarray, desired: np.ndarray) -> np.ndarray:
     return -(np.linalg.norm(achieved - desired, axis=-1) > 0.5).astype(np.float32)
 
 
-def make_buffer(num_envs: int = 1, her_k: int = 4, horizon: int = 3) -> HerReplayBuffer:
+def make_buffer(
+    num_envs: int = 1, her_k: int = 4, horizon: int = 3, expert_actions: bool = False
+) -> HerReplayBuffer:
     return HerReplayBuffer(
         num_envs=num_envs,
         obs_dim=1,
@@ -24,11 +26,12 @@ def make_buffer(num_envs: int = 1, her_k: int = 4, horizon: int = 3) -> HerRepla
         compute_reward=sparse_reward,
         her_k=her_k,
         seed=0,
+        expert_actions=expert_actions,
     )
 
 
 def add_episode(buffer: HerReplayBuffer, achieved: list[float], goal: float) -> None:
-    """One env's episode: obs t, action t, reaching achieved[t] after step t."""
+    """One env's episode: obs t, action t (the expert meant -t), reaching achieved[t] after step t."""
     for t, reached in enumerate(achieved):
         one = np.array([[float(t)]], np.float32)
         buffer.add(
@@ -39,6 +42,7 @@ def add_episode(buffer: HerReplayBuffer, achieved: list[float], goal: float) -> 
             next_achieved=np.array([[reached]]),
             terminated=np.array([False]),
             done=np.array([t == len(achieved) - 1]),
+            expert_action=-one if buffer.expert_action.size else None,
         )
 
 
@@ -69,6 +73,28 @@ def test_without_relabelling_goals_and_rewards_are_the_episodes_own() -> None:
     batch = buffer.sample(1_000)
     assert np.all(batch.goal == 10.0)
     np.testing.assert_array_equal(batch.reward, np.where(batch.obs[:, 0] == 2, 0.0, -1.0))
+
+
+def test_demonstrations_keep_the_expert_action_and_can_be_drawn_with_their_own_goals() -> None:
+    """A demonstration buffer pairs each executed action with the one the expert meant (behaviour cloning's
+    target) through sampling and a save and load; `relabel=False` draws the goals the expert pursued."""
+    buffer = make_buffer(her_k=4, expert_actions=True)
+    add_episode(buffer, achieved=[1.0, 2.0, 3.0], goal=10.0)
+    batch = buffer.sample(1_000)
+    assert batch.expert_action is not None
+    np.testing.assert_array_equal(batch.expert_action, -batch.action)
+    assert np.mean(batch.goal != 10.0) > 0.7
+    assert np.all(buffer.sample(1_000, relabel=False).goal == 10.0)
+    restored = make_buffer(her_k=4, expert_actions=True)
+    restored.load_state_dict(buffer.state_dict())
+    again = restored.sample(100)
+    assert again.expert_action is not None
+    np.testing.assert_array_equal(again.expert_action, -again.action)
+    plain = make_buffer()
+    add_episode(plain, achieved=[1.0], goal=10.0)
+    assert plain.sample(10).expert_action is None
+    with pytest.raises(ValueError, match="expert_action"):
+        make_buffer(expert_actions=True).add(*(np.zeros((1, 1)),) * 5, np.array([False]), np.array([True]))
 
 
 def test_only_complete_episodes_are_sampled_and_envs_keep_their_own_episodes() -> None:
