@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+from tqdm import tqdm
 
 from policies.skills.config import DemoConfig
 from policies.skills.her_buffer import HerReplayBuffer
@@ -18,7 +19,9 @@ from policies.skills.sac import SAC
 from sim.skill_env.contract import GoalVecEnv
 
 
-def collect_demonstrations(env: GoalVecEnv, buffer: HerReplayBuffer, config: DemoConfig, agent: SAC) -> float:
+def collect_demonstrations(
+    env: GoalVecEnv, buffer: HerReplayBuffer, config: DemoConfig, agent: SAC, progress: bool = False
+) -> float:
     """Fill `buffer` with `config.episodes` expert episodes; return the experts' success rate.
 
     The agent's normalizers see the demonstrations too, so the first updates do not meet unseen scales.
@@ -31,6 +34,7 @@ def collect_demonstrations(env: GoalVecEnv, buffer: HerReplayBuffer, config: Dem
     rng = np.random.default_rng(buffer.rng.integers(2**31))
     observation = env.reset()
     successes: list[bool] = []
+    bar = tqdm(total=config.episodes, unit="episode", desc="expert demonstrations", disable=not progress)
     while len(successes) < config.episodes:
         obs, goal = observation["observation"], observation["desired_goal"]
         intended = np.asarray(expert(), np.float32)
@@ -45,4 +49,6 @@ def collect_demonstrations(env: GoalVecEnv, buffer: HerReplayBuffer, config: Dem
         )
         agent.observe(torch.from_numpy(obs), torch.from_numpy(goal), torch.from_numpy(final["achieved_goal"]))
         successes += info["success"][done].tolist()
+        bar.update(min(int(done.sum()), config.episodes - bar.n))
+    bar.close()
     return float(np.mean(successes))

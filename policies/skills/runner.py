@@ -160,7 +160,9 @@ class OffPolicyRunner:
         else:
             (self.run_dir / "config.yaml").write_text(yaml.safe_dump(config_to_dict(config), sort_keys=False))
             if self.demos is not None:
-                collect_demonstrations(env, self.demos, config.demos, agent)
+                expert = collect_demonstrations(env, self.demos, config.demos, agent, self.progress)
+                episodes = config.demos.episodes
+                tqdm.write(f"{config.skill}: {episodes} expert demonstrations, success {expert:.2f}")
                 self._pretrain(log)
 
         # A pretrained actor explores from the first step (random actions would only show the critics what
