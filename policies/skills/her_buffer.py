@@ -171,10 +171,13 @@ class HerReplayBuffer:
                 f"saved replay buffer of shape {state['obs'].shape} does not fit this one {self.obs.shape}"
             )
         for name in self.ARRAYS:
-            if name == "expert_action" and not self.expert_action.size:
-                continue  # a buffer without demonstrations' labels (and replay files from before them)
-            array = getattr(self, name)
-            array[:used] = state[name]
+            array, saved = getattr(self, name), state.get(name)
+            if name == "expert_action":
+                if not array.size:
+                    continue
+                if saved is None or not saved.size:  # saved without them: the executed ones, as cloned then
+                    saved = state["action"]
+            array[:used] = saved
             array[used:] = 0
         self._slot[...] = state["slot"]
         self._step[...] = 0

@@ -93,6 +93,11 @@ def test_demonstrations_keep_the_expert_action_and_can_be_drawn_with_their_own_g
     plain = make_buffer()
     add_episode(plain, achieved=[1.0], goal=10.0)
     assert plain.sample(10).expert_action is None
+    from_before = make_buffer(expert_actions=True)  # a demonstration file saved without expert actions
+    from_before.load_state_dict({k: v for k, v in plain.state_dict().items() if k != "expert_action"})
+    old = from_before.sample(10)
+    assert old.expert_action is not None
+    np.testing.assert_array_equal(old.expert_action, old.action)
     with pytest.raises(ValueError, match="expert_action"):
         make_buffer(expert_actions=True).add(*(np.zeros((1, 1)),) * 5, np.array([False]), np.array([True]))
 
