@@ -171,12 +171,15 @@ class HerReplayBuffer:
                 f"saved replay buffer of shape {state['obs'].shape} does not fit this one {self.obs.shape}"
             )
         for name in self.ARRAYS:
-            array, saved = getattr(self, name), state.get(name)
+            array = getattr(self, name)
             if name == "expert_action":
                 if not array.size:
                     continue
+                saved = state.get(name)
                 if saved is None or not saved.size:  # saved without them: the executed ones, as cloned then
                     saved = state["action"]
+            else:
+                saved = state[name]
             array[:used] = saved
             array[used:] = 0
         self._slot[...] = state["slot"]
