@@ -114,17 +114,30 @@ class GoalConditionedActor(nn.Module):
         self.obs_normalizer.update(obs)
         self.goal_normalizer.update(goal)
 
-    def _mean_log_std(self, obs: torch.Tensor, goal: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def mean_log_std(self, obs: torch.Tensor, goal: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The pre-tanh Gaussian's mean and (clamped) log-std, (..., action_dim) each."""
         mean, log_std = self.trunk(self.normalize(obs, goal)).chunk(2, dim=-1)
+        return mean, log_std.clamp(self.config.log_std_min, self.config.log_std_max)
+
+    def mean_and_detached_log_std(
+        self, obs: torch.Tensor, goal: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """`mean_log_std` with the log-std read from features that pass it no gradient: what behaviour
+        cloning fits, so that fitting the spread never bends the features the mean needs."""
+        features = self.trunk[:-1](self.normalize(obs, goal))
+        head, n = self.trunk[-1], self.config.action_dim
+        assert isinstance(head, nn.Linear)
+        mean = F.linear(features, head.weight[:n], head.bias[:n])
+        log_std = F.linear(features.detach(), head.weight[n:], head.bias[n:])
         return mean, log_std.clamp(self.config.log_std_min, self.config.log_std_max)
 
     def forward(self, obs: torch.Tensor, goal: torch.Tensor) -> torch.Tensor:
         """The deterministic action tanh(mean), (..., action_dim) in [-1, 1]."""
-        return torch.tanh(self._mean_log_std(obs, goal)[0])
+        return torch.tanh(self.mean_log_std(obs, goal)[0])
 
     def sample(self, obs: torch.Tensor, goal: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """(action, log π(action)) with action = tanh(mean + std·ε), differentiable in the weights."""
-        mean, log_std = self._mean_log_std(obs, goal)
+        mean, log_std = self.mean_log_std(obs, goal)
         pre_tanh = mean + log_std.exp() * torch.randn_like(mean)
         gaussian_log_prob = (-0.5 * ((pre_tanh - mean) / log_std.exp()).square() - log_std).sum(-1) - (
             0.5 * math.log(2 * math.pi) * mean.shape[-1]

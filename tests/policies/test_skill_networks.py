@@ -54,13 +54,28 @@ def test_sample_log_prob_matches_torch_tanh_gaussian() -> None:
     obs, goal = torch.randn(16, 7), torch.randn(16, 3)
     torch.manual_seed(1)
     action, log_prob = actor.sample(obs, goal)
-    mean, log_std = actor._mean_log_std(obs, goal)
+    mean, log_std = actor.mean_log_std(obs, goal)
     dist = TransformedDistribution(Normal(mean, log_std.exp()), [TanhTransform(cache_size=1)])
     torch.manual_seed(1)
     reference = dist.rsample()
     torch.testing.assert_close(action, reference)
     torch.testing.assert_close(log_prob, dist.log_prob(reference).sum(-1), atol=1e-4, rtol=1e-5)
     assert action.requires_grad  # reparameterized: SAC's actor loss differentiates through it
+
+
+def test_the_log_std_behaviour_cloning_fits_moves_only_the_output_layer() -> None:
+    """Fitting the spread must not bend the features the cloned mean is read from."""
+    actor = trained_statistics_actor()
+    obs, goal = torch.randn(16, 7), torch.randn(16, 3)
+    mean, log_std = actor.mean_and_detached_log_std(obs, goal)
+    reference_mean, reference_log_std = actor.mean_log_std(obs, goal)
+    torch.testing.assert_close(mean, reference_mean)
+    torch.testing.assert_close(log_std, reference_log_std)
+    log_std.sum().backward()
+    *hidden, head = (layer for layer in actor.trunk if isinstance(layer, torch.nn.Linear))
+    assert all(layer.weight.grad is None for layer in hidden)
+    assert head.weight.grad is not None and head.weight.grad[4:].abs().sum() > 0
+    assert head.weight.grad[:4].abs().sum() == 0
 
 
 def test_critic_gives_one_value_per_head_and_sample() -> None:
