@@ -175,9 +175,9 @@ class SAC:
 
     def pretrain(self, demo: Batch) -> None:
         """One step before RL on demonstrations alone: the actor clones their actions (every row, no
-        Q-filter: the critic knows nothing yet) and fits its std to its error, and the critics learn the
-        values of those actions under the actor being cloned, so that RL starts from the expert's imitation
-        with a critic that already ranks it (DDPGfD, Vecerik et al. 2017, pretrains on its demonstrations
+        Q-filter: the critic knows nothing yet) and fits its std to its error; the critics learn the values
+        of those actions under the actor being cloned. RL then starts from the expert's imitation with a
+        critic that already ranks it (DDPGfD, Vecerik et al. 2017, pretrains on its demonstrations
         likewise)."""
         obs, goal, action, reward, next_obs, terminated = _tensors(demo, self.device)
         _, stats = self._critic_step(
