@@ -146,7 +146,7 @@ def test_pretraining_on_demonstrations_lifts_pick_and_place_before_any_rl_step(t
         return runner.agent.act(torch.from_numpy(obs), torch.from_numpy(goal)).numpy()
 
     sampled = evaluate(runner.eval_env, sample, 20)
-    assert sampled.success_rate >= 0.4, sampled
+    assert sampled.success_rate >= 0.6, sampled
 
     # RL from there keeps the input scales the actor was cloned with (moving them undid the cloning).
     cloned = runner.agent.actor.input_statistics()
