@@ -31,8 +31,8 @@ class DemoConfig:
     action_noise: float = 0.0
     """Std of Gaussian noise added to the expert's actions while collecting, for wider coverage."""
     pretrain_steps: int = 0
-    """Gradient steps on the demonstrations alone before RL (`SAC.pretrain`: the actor clones them, the
-    critics learn their values); 0: RL starts from a random actor."""
+    """Gradient steps on the demonstrations alone before RL (`SAC.pretrain`: the actor clones them and fits
+    its std to its error, the critics learn their values); 0: RL starts from a random actor."""
 
     def __post_init__(self) -> None:
         if self.episodes < 0 or self.pretrain_steps < 0:
