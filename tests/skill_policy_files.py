@@ -40,18 +40,18 @@ def proportional_reach_actor(gain: float = GAIN) -> GoalConditionedActor:
     return actor.eval()  # normalizers at mean 0, variance 1: positions pass through unchanged
 
 
-def write_policy_folder(folder: Path, gain: float = GAIN) -> Path:
-    """folder/reach/policy.onnx (and its checkpoint actor.pt); returns the folder. A negative gain drives the
-    arm away from its goal: a valid file that fails every reach."""
+def write_policy_folder(folder: Path, gain: float = GAIN, skill: str = "reach") -> Path:
+    """folder/<skill>/policy.onnx (and its checkpoint actor.pt); returns the folder. A negative gain drives
+    the arm away from its goal: a valid file that fails every reach."""
     actor = proportional_reach_actor(gain)
     info = PolicyInfo(
-        skills=("reach",),
+        skills=(skill,),
         obs_layout=tuple((name, 1) for name in OBSERVATION_LAYOUT),
         goal_layout=tuple((name, 1) for name in GOAL_LAYOUT),
         action_scale=0.25,
         control_period_s=0.04,
         run_id="proportional-reach-test",
     )
-    save_actor(folder / "reach" / "actor.pt", actor, info)
-    export_actor(actor, info, folder / "reach" / "policy.onnx")
+    save_actor(folder / skill / "actor.pt", actor, info)
+    export_actor(actor, info, folder / skill / "policy.onnx")
     return folder

@@ -9,6 +9,10 @@ A planner skill is served by the file of its learned skill (`sim.skill_env.POLIC
 share pick_and_place). A skill with no file is executed by the fallback policy when one is configured
 (`fallback_policy: expert`, logged at start-up), otherwise its subgoals fail with a message naming the folder.
 
+pick_and_place learns to carry an object to a point, as Fetch's task does, and never to let go: a place
+subgoal's last phase (the object held within the expert's release tolerance of where it rests, or resting
+there) is the scripted expert's, which opens the fingers and backs off.
+
 Policies learn goals near where their episodes start (`sim/skill_env/tabletop_skills.py`: reach goals within
 15 cm per axis), while a planner's subgoal can lie half a metre away. The policy is fed a waypoint instead:
 the point `goal_horizon_m` towards the goal, moving with the arm, until the goal itself is that close.
@@ -35,7 +39,7 @@ from sim.skill_env import (
     skill_action,
 )
 from sim.skill_env.tabletop_skills import TABLETOP_SKILLS
-from sim.tabletop import SceneState, Subgoal, SubgoalError
+from sim.tabletop import SceneState, Subgoal, SubgoalError, expert_action, releasing
 
 SHIPPED_MODEL_DIR = Path(policies.__file__).resolve().parent / "pretrained" / "skills"
 """The pretrained policies shipped with the code (also linked as share/hgpo/policies/skills)."""
@@ -155,5 +159,7 @@ class OnnxSkillPolicy:
                     f"{subgoal}: no {learned} policy in {self.model_dir} and no fallback policy configured"
                 )
             return self.fallback.act(subgoal, state)
+        if releasing(subgoal, state):  # learned skills carry to the resting point; letting go is scripted
+            return expert_action(subgoal, state)
         achieved = TABLETOP_SKILLS[learned].achieved(state, subgoal.args[0]).astype(np.float32)
         return skill_action(learned, policy.act(obs, waypoint(achieved, goal, self.goal_horizon_m)))

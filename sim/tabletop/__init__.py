@@ -17,7 +17,7 @@ from sim.tabletop.errors import (
     UnknownTaskError,
 )
 from sim.tabletop.expert_planner import ExpertPlanner
-from sim.tabletop.experts import ExpertConfig, action_to_command, expert_action
+from sim.tabletop.experts import ExpertConfig, action_to_command, expert_action, releasing
 from sim.tabletop.ik import IKConfig, Workspace
 from sim.tabletop.layout import Layout, LayoutRanges
 from sim.tabletop.predicates import PREDICATES
@@ -67,5 +67,6 @@ __all__ = [
     "goal_distance",
     "ground",
     "make_task",
+    "releasing",
     "subgoal_succeeded",
 ]

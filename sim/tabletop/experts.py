@@ -113,15 +113,33 @@ def _pick(state: SceneState, goal: np.ndarray, config: ExpertConfig, obj: str) -
     return _grasp(state, config, obj)
 
 
+def releasing(subgoal: Subgoal, state: SceneState, config: ExpertConfig | None = None) -> bool:
+    """Whether a place subgoal is in its last phase, where its expert lets go and backs off. The onnx
+    backend hands this phase to the expert, since the learned pick_and_place carries an object to a point
+    and never lets go."""
+    if subgoal.skill != "place":
+        return False
+    goal = check_subgoal(subgoal, state).ground(state, *subgoal.args)
+    return _releasing(state, goal, config or ExpertConfig(), *subgoal.args)
+
+
+def _releasing(state: SceneState, goal: np.ndarray, config: ExpertConfig, obj: str, target: str) -> bool:
+    """The object rests on the target, or is held within `release_tolerance` of its resting point `goal`."""
+    if on(state, obj, target):
+        return True
+    offset = goal - state.object(obj).position
+    near = np.hypot(*offset[:2]) <= config.release_tolerance and abs(offset[2]) <= config.release_tolerance
+    return held(state, obj) and bool(near)
+
+
 def _place(state: SceneState, goal: np.ndarray, config: ExpertConfig, obj: str, target: str) -> np.ndarray:
     if on(state, obj, target):
         return _action(BACK_OFF, OPEN)
+    if _releasing(state, goal, config, obj, target):
+        return _action(np.zeros(3), OPEN)
     if not held(state, obj):  # dropped or never picked: grasp it again
         return _grasp(state, config, obj)
     position = state.object(obj).position
-    offset = goal - position
-    if np.hypot(*offset[:2]) <= config.release_tolerance and abs(offset[2]) <= config.release_tolerance:
-        return _action(np.zeros(3), OPEN)
     return _action(_travel(position, goal, config), CLOSE)
 
 

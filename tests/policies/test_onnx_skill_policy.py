@@ -17,8 +17,18 @@ from policies.control.onnx_skill_policy import (
     OnnxSkillPolicy,
     waypoint,
 )
+from policies.control.skill_policy import GOAL_HORIZON_M
 from policies.skills.onnx_contract import PolicyFileError
-from sim.tabletop import Subgoal, TabletopWorld, WorldConfig, make_task
+from sim.skill_env import policy_inputs, skill_action
+from sim.tabletop import (
+    Subgoal,
+    TabletopWorld,
+    WorldConfig,
+    action_to_command,
+    expert_action,
+    make_task,
+    releasing,
+)
 from tests.skill_policy_files import write_policy_folder
 
 
@@ -63,6 +73,34 @@ def test_skill_without_a_file_uses_the_fallback_or_fails_clearly(policy_dir: Pat
     strict = make_skill_policy("onnx", SkillPolicyConfig(policy_dir, fallback="none"))
     with pytest.raises(NoLearnedPolicyError, match="no pick_and_place policy in .* no fallback"):
         strict.act(pick, state)
+
+
+def test_place_lets_go_as_the_expert_does_once_the_carried_block_is_where_it_rests(tmp_path: Path) -> None:
+    """Regression: the learned pick_and_place carries a block to a point and never opens its fingers, so every
+    place it served timed out a few millimetres from its goal. Carrying stays the policy file's; the release
+    phase is the expert's."""
+    policy = make_skill_policy(
+        "onnx", SkillPolicyConfig(write_policy_folder(tmp_path, skill="pick_and_place"))
+    )
+    assert isinstance(policy, OnnxSkillPolicy)
+    world = TabletopWorld(WorldConfig())
+    state = world.reset(make_task("pick_place", 0))
+    block, plate = state.names("block")[0], state.names("plate")[0]
+    expert = make_skill_policy("expert")
+    assert execute_subgoal(world, Subgoal("pick", (block,)), expert, timeout_s=10.0).success
+    place = Subgoal("place", (block, plate))
+    state = world.state()
+    onnx_policy = policy.policies["pick_and_place"]
+    learned, obs, goal = policy_inputs(place, state)
+    np.testing.assert_allclose(
+        policy.act(place, state),
+        skill_action(learned, onnx_policy.act(obs, waypoint(obs[4:7], goal, GOAL_HORIZON_M))),
+    )
+    while not releasing(place, state):  # the expert carries the block to where it rests
+        assert world.state().time < 20.0, "the expert never reached the release phase"
+        state = world.step(*action_to_command(expert_action(place, state), world.config))
+    np.testing.assert_allclose(policy.act(place, state), expert_action(place, state))
+    assert policy.act(place, state)[3] == -1.0  # the fingers open
 
 
 @pytest.mark.parametrize(
