@@ -33,12 +33,27 @@ class DemoConfig:
     pretrain_steps: int = 0
     """Gradient steps on the demonstrations alone before RL (`SAC.pretrain`: the actor clones them and fits
     its std to its error, the critics learn their values); 0: RL starts from a random actor."""
+    dagger_rounds: int = 0
+    """DAgger rounds after pretraining (Ross et al. 2011): the cloned actor plays, the expert labels every
+    state it reaches, and pretraining goes on over all the demonstrations (0: none)."""
+    dagger_episodes: int = 0
+    """Episodes the actor plays in each DAgger round."""
+    dagger_steps: int = 0
+    """Pretraining steps after each DAgger round."""
 
     def __post_init__(self) -> None:
-        if self.episodes < 0 or self.pretrain_steps < 0:
-            raise ValueError(f"episodes and pretrain_steps must be >= 0, got {self}")
+        counts = (self.episodes, self.pretrain_steps, self.dagger_rounds, self.dagger_episodes)
+        if min(*counts, self.dagger_steps) < 0:
+            raise ValueError(f"demonstration counts must be >= 0, got {self}")
         if self.pretrain_steps and not self.episodes:
             raise ValueError("pretrain_steps needs demonstrations: set episodes > 0")
+        if self.dagger_rounds and not (self.pretrain_steps and self.dagger_episodes and self.dagger_steps):
+            raise ValueError("dagger_rounds needs pretrain_steps, dagger_episodes and dagger_steps > 0")
+
+    @property
+    def capacity_episodes(self) -> int:
+        """Episodes the demonstration buffer holds: the expert's and every DAgger round's."""
+        return self.episodes + self.dagger_rounds * self.dagger_episodes
 
 
 @dataclass(frozen=True)

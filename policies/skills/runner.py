@@ -26,7 +26,7 @@ from tqdm import tqdm
 
 from policies.skills.checkpoint import PolicyInfo, actor_checkpoint_entries
 from policies.skills.config import TrainConfig, config_to_dict
-from policies.skills.demonstrations import collect_demonstrations
+from policies.skills.demonstrations import collect_dagger_episodes, collect_demonstrations
 from policies.skills.environments import make_env, policy_info
 from policies.skills.evaluation import EvalResult, evaluate
 from policies.skills.her_buffer import HerReplayBuffer
@@ -130,7 +130,8 @@ class OffPolicyRunner:
         self.buffer = make_replay(env, config, config.buffer_size, config.seed)
         self.demos: HerReplayBuffer | None = None
         if config.sac.demo_batch_size or config.demos.pretrain_steps:
-            capacity = config.demos.episodes * env.max_episode_steps
+            # one open episode per env beyond the stored ones, so that the last ones overwrite none
+            capacity = (config.demos.capacity_episodes + env.num_envs) * env.max_episode_steps
             self.demos = make_replay(env, config, capacity, config.seed + 1, expert_actions=True)
         self.rng = np.random.default_rng(config.seed)
         self.env_steps = 0
@@ -247,18 +248,27 @@ class OffPolicyRunner:
         return RunSummary.of(self, start_wall, stop())
 
     def _pretrain(self, log: RunLog) -> None:
-        """config.demos.pretrain_steps steps on the demonstrations alone, then an evaluation at env step 0."""
-        steps = self.config.demos.pretrain_steps
-        if not steps or self.demos is None:
+        """config.demos.pretrain_steps steps on the demonstrations alone, then each DAgger round's episodes
+        and steps, then an evaluation at env step 0."""
+        demos, config = self.demos, self.config.demos
+        if not config.pretrain_steps or demos is None:
             return
         tick = time.perf_counter()
-        for _ in tqdm(range(steps), desc="pretraining on demonstrations", disable=not self.progress):
-            # the goals the expert pursued: a relabelled goal would pair it with actions meant for another
-            self.agent.pretrain(self.demos.sample(self.config.sac.batch_size, relabel=False))
+        self._pretrain_steps(demos, config.pretrain_steps, "pretraining on demonstrations")
+        for round_ in range(1, config.dagger_rounds + 1):
+            episodes = config.dagger_episodes
+            success = collect_dagger_episodes(self.env, demos, episodes, self.agent, self.progress)
+            tqdm.write(f"DAgger round {round_}: {episodes} episodes of the clone, success {success:.2f}")
+            self._pretrain_steps(demos, config.dagger_steps, f"DAgger round {round_}")
         self.train_time_s += time.perf_counter() - tick
         row = self._evaluate(log, [], [])
         success = row["eval/success_rate"]
-        tqdm.write(f"{self.config.skill}: after {steps} pretraining steps: eval success {success:.2f}")
+        tqdm.write(f"{self.config.skill}: after pretraining: eval success {success:.2f}")
+
+    def _pretrain_steps(self, demos: HerReplayBuffer, steps: int, desc: str) -> None:
+        for _ in tqdm(range(steps), desc=desc, disable=not self.progress):
+            # the goals the expert pursued: a relabelled goal would pair it with actions meant for another
+            self.agent.pretrain(demos.sample(self.config.sac.batch_size, relabel=False))
 
     def evaluate_now(self) -> EvalResult:
         """The current deterministic policy over `eval_episodes` episodes of the evaluation envs."""

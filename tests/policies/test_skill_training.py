@@ -159,6 +159,29 @@ def test_pretraining_on_demonstrations_lifts_pick_and_place_before_any_rl_step(t
         torch.testing.assert_close(after, before)
 
 
+def test_dagger_rounds_add_the_clones_own_episodes_to_the_demonstrations(tmp_path: Path) -> None:
+    config = config_from_dict(
+        {
+            **TINY,
+            "skill": "pick_and_place",
+            "env_steps": 2,
+            "demos": {
+                "episodes": 4,
+                "pretrain_steps": 5,
+                "dagger_rounds": 2,
+                "dagger_episodes": 2,
+                "dagger_steps": 5,
+            },
+        }
+    )
+    runner = OffPolicyRunner(config, tmp_path / "run", progress=False)
+    runner.learn()
+    assert runner.demos is not None and runner.demos.episodes_stored == 4 + 2 * 2
+    assert [steps for steps, _ in runner.evaluations] == [0, 2]
+    rows = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert rows[0]["env_steps"] == 0 and rows[0]["loss/pretrain_bc_loss"] > 0
+
+
 def test_configs_reject_unknown_keys_and_the_shipped_ones_load() -> None:
     with pytest.raises(ValueError, match="unknown key.*learning_rate.*known"):
         config_from_dict({**TINY, "learning_rate": 1.0})
