@@ -85,6 +85,13 @@ def _grip_start(rng: np.random.Generator, layout: Layout, obj: str) -> np.ndarra
     return np.array([x + offset[0], y + offset[1], rng.uniform(*START_Z)])
 
 
+def grip_in_start_range(state: SceneState, obj: str) -> bool:
+    """Whether the grip point lies horizontally where push and pick_and_place episodes start, within
+    START_OFFSET_XY of the object per axis: farther away, their policies never learned to act."""
+    offset = np.asarray(state.ee_position[:2]) - state.object(obj).position[:2]
+    return bool(np.all(np.abs(offset) <= START_OFFSET_XY))
+
+
 def _choose_block(rng: np.random.Generator) -> str:
     return BLOCKS[int(rng.integers(len(BLOCKS)))]
 

@@ -12,6 +12,7 @@ import pytest
 
 from policies.control import SkillPolicyConfig, execute_subgoal, make_skill_policy
 from policies.control.onnx_skill_policy import (
+    LEARNED_RELEASE,
     SHIPPED_MODEL_DIR,
     NoLearnedPolicyError,
     OnnxSkillPolicy,
@@ -20,6 +21,7 @@ from policies.control.onnx_skill_policy import (
 from policies.control.skill_policy import GOAL_HORIZON_M
 from policies.skills.onnx_contract import PolicyFileError
 from sim.skill_env import policy_inputs, skill_action
+from sim.skill_env.tabletop_skills import grip_in_start_range
 from sim.tabletop import (
     Subgoal,
     TabletopWorld,
@@ -75,6 +77,28 @@ def test_skill_without_a_file_uses_the_fallback_or_fails_clearly(policy_dir: Pat
         strict.act(pick, state)
 
 
+def test_pick_far_from_its_block_approaches_with_the_learned_reach_first(tmp_path: Path) -> None:
+    """pick_and_place episodes start with the grip point within 10 cm of the block; from farther away (the arm
+    at home, or over the plate of the last place) the learned reach hovers above the block first."""
+    folder = write_policy_folder(write_policy_folder(tmp_path, skill="pick_and_place"), gain=5.0)
+    policy = make_skill_policy("onnx", SkillPolicyConfig(folder, fallback="none"))
+    assert isinstance(policy, OnnxSkillPolicy)
+    world = TabletopWorld(WorldConfig())
+    state = world.reset(make_task("stack", 0))
+    ee = state.ee_position[:2]
+    far = max(state.names("block"), key=lambda b: float(np.linalg.norm(state.object(b).position[:2] - ee)))
+    pick, reach = Subgoal("pick", (far,)), Subgoal("reach", (far,))
+    assert not grip_in_start_range(state, far)
+    np.testing.assert_allclose(policy.act(pick, state), policy.act(reach, state))
+    assert execute_subgoal(world, reach, make_skill_policy("expert"), timeout_s=10.0).success
+    state = world.state()
+    assert grip_in_start_range(state, far)
+    learned, obs, goal = policy_inputs(pick, state)
+    carry = skill_action(learned, policy.policies[learned].act(obs, waypoint(obs[4:7], goal, GOAL_HORIZON_M)))
+    np.testing.assert_allclose(policy.act(pick, state), carry)
+    assert not np.allclose(carry, policy.act(reach, state))
+
+
 def test_place_lets_go_as_the_expert_does_once_the_carried_block_is_where_it_rests(tmp_path: Path) -> None:
     """Regression: the learned pick_and_place carries a block to a point and never opens its fingers, so every
     place it served timed out a few millimetres from its goal. Carrying stays the policy file's; the release
@@ -96,10 +120,11 @@ def test_place_lets_go_as_the_expert_does_once_the_carried_block_is_where_it_res
         policy.act(place, state),
         skill_action(learned, onnx_policy.act(obs, waypoint(obs[4:7], goal, GOAL_HORIZON_M))),
     )
-    while not releasing(place, state):  # the expert carries the block to where it rests
-        assert world.state().time < 20.0, "the expert never reached the release phase"
-        state = world.step(*action_to_command(expert_action(place, state), world.config))
-    np.testing.assert_allclose(policy.act(place, state), expert_action(place, state))
+    for config in (LEARNED_RELEASE, None):  # 2 cm away, where the learned carry parks; then the expert's 8 mm
+        while not releasing(place, state, config):  # the expert carries the block towards where it rests
+            assert world.state().time < 20.0, "the expert never reached the release phase"
+            state = world.step(*action_to_command(expert_action(place, state), world.config))
+        np.testing.assert_allclose(policy.act(place, state), expert_action(place, state))
     assert policy.act(place, state)[3] == -1.0  # the fingers open
 
 
