@@ -86,10 +86,11 @@ def _grip_start(rng: np.random.Generator, layout: Layout, obj: str) -> np.ndarra
 
 
 def grip_in_start_range(state: SceneState, obj: str) -> bool:
-    """Whether the grip point lies horizontally where push and pick_and_place episodes start, within
-    START_OFFSET_XY of the object per axis: farther away, their policies never learned to act."""
+    """Whether the grip point lies where push and pick_and_place episodes start, or below: within
+    START_OFFSET_XY of the object per axis and no higher than START_Z. Farther away or higher up (the arm's
+    home is half a metre above the table), their policies never learned to act."""
     offset = np.asarray(state.ee_position[:2]) - state.object(obj).position[:2]
-    return bool(np.all(np.abs(offset) <= START_OFFSET_XY))
+    return bool(np.all(np.abs(offset) <= START_OFFSET_XY) and state.ee_position[2] <= START_Z[1])
 
 
 def _choose_block(rng: np.random.Generator) -> str:
