@@ -10,9 +10,9 @@ share pick_and_place). A skill with no file is executed by the fallback policy w
 (`fallback_policy: expert`, logged at start-up), otherwise its subgoals fail with a message naming the folder.
 
 Two phases of a subgoal lie outside what a learned skill was trained on, and other skills serve them:
-- the approach: push and pick_and_place episodes start with the grip point within 10 cm of the object, while
-  a subgoal may start anywhere, so farther away the learned `reach` (when there is one) brings the gripper
-  above the object first;
+- the approach: push and pick_and_place episodes start with the grip point within 10 cm of the object and
+  at most 25 cm above the table, while a subgoal may start anywhere (the arm's home is half a metre up), so
+  from farther or higher the learned `reach` (when there is one) brings the gripper above the object first;
 - the release: pick_and_place learns to carry an object to a point, as Fetch's task does, and never to let
   go, so a place subgoal's last phase (the object held within `LEARNED_RELEASE` of where it rests, or resting
   there) is the scripted expert's, which sets it down, opens the fingers and backs off.
@@ -173,5 +173,5 @@ class OnnxSkillPolicy:
         obj = subgoal.args[0]
         if learned != "reach" and "reach" in self.policies and not grip_in_start_range(state, obj):
             return self.act(Subgoal("reach", (obj,)), state)  # the approach: hover above the object first
-        achieved = TABLETOP_SKILLS[learned].achieved(state, subgoal.args[0]).astype(np.float32)
+        achieved = TABLETOP_SKILLS[learned].achieved(state, obj).astype(np.float32)
         return skill_action(learned, policy.act(obs, waypoint(achieved, goal, self.goal_horizon_m)))
