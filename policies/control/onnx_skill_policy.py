@@ -168,7 +168,7 @@ class OnnxSkillPolicy:
                     f"{subgoal}: no {learned} policy in {self.model_dir} and no fallback policy configured"
                 )
             return self.fallback.act(subgoal, state)
-        if releasing(subgoal, state, LEARNED_RELEASE):  # a learned carry ends at the resting point
+        if releasing(subgoal, state, LEARNED_RELEASE, goal):  # a learned carry ends at the resting point
             return expert_action(subgoal, state)
         obj = subgoal.args[0]
         if learned != "reach" and "reach" in self.policies and not grip_in_start_range(state, obj):
