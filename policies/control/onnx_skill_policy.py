@@ -11,8 +11,9 @@ share pick_and_place). A skill with no file is executed by the fallback policy w
 
 Two phases of a subgoal lie outside what a learned skill was trained on, and other skills serve them:
 - the approach: push and pick_and_place episodes start with the grip point within 10 cm of the object and
-  at most 25 cm above the table, while a subgoal may start anywhere (the arm's home is half a metre up), so
-  from farther or higher the learned `reach` (when there is one) brings the gripper above the object first;
+  12-25 cm above the table, while a subgoal may start anywhere (the arm's home is half a metre up; a place on
+  a plate nearby ends 3 cm up), so from farther, higher, or low beside the object the learned `reach` (when
+  there is one) brings the gripper above the object first;
 - the release: pick_and_place learns to carry an object to a point, as Fetch's task does, and never to let
   go, so a place subgoal's last phase (the object held within `LEARNED_RELEASE` of where it rests, or resting
   there) is the scripted expert's, which sets it down, opens the fingers and backs off.
@@ -20,6 +21,11 @@ Two phases of a subgoal lie outside what a learned skill was trained on, and oth
 Policies learn goals near where their episodes start (`sim/skill_env/tabletop_skills.py`: reach goals within
 15 cm per axis), while a planner's subgoal can lie half a metre away. The policy is fed a waypoint instead:
 the point `goal_horizon_m` towards the goal, moving with the arm, until the goal itself is that close.
+The learned reach learned straight lines through free air, so it is steered along the expert's path
+(`sim.tabletop.travel_waypoint`: up to the cruise height, across, down): from beside a block just placed,
+a straight line to the next one drags the placed block along. The path's first leg, the lift-off straight
+up from below the heights where reach episodes start (`START_Z`: a place ends with the open fingers around
+the block), is the expert's: there the learned reach swerves sideways, pushing the block off its plate.
 """
 
 from __future__ import annotations
@@ -42,17 +48,26 @@ from sim.skill_env import (
     policy_inputs,
     skill_action,
 )
-from sim.skill_env.tabletop_skills import TABLETOP_SKILLS, grip_in_start_range
-from sim.tabletop import ExpertConfig, SceneState, Subgoal, SubgoalError, expert_action, releasing
+from sim.skill_env.tabletop_skills import START_Z, TABLETOP_SKILLS, grip_in_start_range
+from sim.tabletop import (
+    ExpertConfig,
+    SceneState,
+    Subgoal,
+    SubgoalError,
+    expert_action,
+    releasing,
+    travel_waypoint,
+)
 
 SHIPPED_MODEL_DIR = Path(policies.__file__).resolve().parent / "pretrained" / "skills"
 """The pretrained policies shipped with the code (also linked as share/hgpo/policies/skills)."""
 POLICY_FILE = "policy.onnx"
 LEARNED_RELEASE = ExpertConfig(release_tolerance=0.02)
-"""Where a place goes over to the expert: the learned pick_and_place parks a block 1-1.5 cm from its goal (its
-training success radius is 3 cm), short of the 8 mm at which the expert lets go; within 2 cm the expert
-carries the rest of the way, opens the fingers and backs off (place on pick_place seeds 1000-1009: 10 of 10,
-against 3 of 10 at 8 mm)."""
+"""Where a place goes over to the expert, and the expert's release tolerance there: a learned carry can park a
+block 1-1.5 cm from its goal (its training success radius is 3 cm), or 8 mm above it with the fingers on the
+plate under a grasp low on the block, short of the 8 mm at which the expert lets go by default; within 2 cm
+the expert sets the block down, opens the fingers and backs off (place on pick_place seeds 1000-1009: 10 of
+10, against 3 of 10 at 8 mm)."""
 
 
 class NoLearnedPolicyError(SubgoalError):
@@ -169,9 +184,13 @@ class OnnxSkillPolicy:
                 )
             return self.fallback.act(subgoal, state)
         if releasing(subgoal, state, LEARNED_RELEASE, goal):  # a learned carry ends at the resting point
-            return expert_action(subgoal, state)
+            return expert_action(subgoal, state, LEARNED_RELEASE)
         obj = subgoal.args[0]
         if learned != "reach" and "reach" in self.policies and not grip_in_start_range(state, obj):
             return self.act(Subgoal("reach", (obj,)), state)  # the approach: hover above the object first
         achieved = TABLETOP_SKILLS[learned].achieved(state, obj).astype(np.float32)
+        if learned == "reach":
+            goal = travel_waypoint(achieved, goal)
+            if achieved[2] < START_Z[0] and np.all(goal[:2] == achieved[:2]):  # the lift-off
+                return expert_action(subgoal, state)
         return skill_action(learned, policy.act(obs, waypoint(achieved, goal, self.goal_horizon_m)))

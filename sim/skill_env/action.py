@@ -14,8 +14,10 @@ import numpy as np
 ACTION_LAYOUT: tuple[str, ...] = ("ee_velocity.x", "ee_velocity.y", "ee_velocity.z", "gripper")
 HOLD_ACTION = np.array([0.0, 0.0, 0.0, -1.0])
 """Stand still with the gripper open: what a latency buffer holds at the start of an episode."""
-FIXED_GRIPPER: Mapping[str, float] = {"push": 1.0}
-"""Skills whose gripper command is fixed whatever the policy says (push pushes with closed fingers)."""
+FIXED_GRIPPER: Mapping[str, float] = {"push": 1.0, "reach": -1.0}
+"""Skills whose gripper command is fixed whatever the policy says: push pushes with closed fingers; reach
+moves the grip point with the fingers open, as the expert does (half-closed, they caught a block just placed
+and dragged it along to the next one)."""
 
 
 def skill_action(skill: str, actions: np.ndarray) -> np.ndarray:

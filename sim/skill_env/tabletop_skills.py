@@ -86,11 +86,17 @@ def _grip_start(rng: np.random.Generator, layout: Layout, obj: str) -> np.ndarra
 
 
 def grip_in_start_range(state: SceneState, obj: str) -> bool:
-    """Whether the grip point lies where push and pick_and_place episodes start, or below: within
-    START_OFFSET_XY of the object per axis and no higher than START_Z. Farther away or higher up (the arm's
-    home is half a metre above the table), their policies never learned to act."""
-    offset = np.asarray(state.ee_position[:2]) - state.object(obj).position[:2]
-    return bool(np.all(np.abs(offset) <= START_OFFSET_XY) and state.ee_position[2] <= START_Z[1])
+    """Whether the grip point lies where push and pick_and_place episodes start, or on their way down from
+    there: within START_OFFSET_XY of the object per axis and no higher than START_Z; below START_Z, only over
+    the object (within its width per axis), where the policies descend. Farther away, higher up (the arm's
+    home is half a metre above the table) or low beside the object (where a place on a plate nearby ends),
+    their policies never learned to act."""
+    target = state.object(obj)
+    offset = np.abs(np.asarray(state.ee_position[:2]) - target.position[:2])
+    height = state.ee_position[2]
+    if height > START_Z[1]:
+        return False
+    return bool(np.all(offset <= (START_OFFSET_XY if height >= START_Z[0] else float(max(target.size[:2])))))
 
 
 def _choose_block(rng: np.random.Generator) -> str:

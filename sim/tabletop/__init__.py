@@ -17,7 +17,13 @@ from sim.tabletop.errors import (
     UnknownTaskError,
 )
 from sim.tabletop.expert_planner import ExpertPlanner
-from sim.tabletop.experts import ExpertConfig, action_to_command, expert_action, releasing
+from sim.tabletop.experts import (
+    ExpertConfig,
+    action_to_command,
+    expert_action,
+    releasing,
+    travel_waypoint,
+)
 from sim.tabletop.ik import IKConfig, Workspace
 from sim.tabletop.layout import Layout, LayoutRanges
 from sim.tabletop.predicates import PREDICATES
@@ -69,4 +75,5 @@ __all__ = [
     "make_task",
     "releasing",
     "subgoal_succeeded",
+    "travel_waypoint",
 ]

@@ -73,14 +73,21 @@ def _toward(point: np.ndarray, goal: np.ndarray, config: ExpertConfig) -> np.nda
     return velocity / speed if speed > 1.0 else velocity
 
 
-def _travel(point: np.ndarray, goal: np.ndarray, config: ExpertConfig) -> np.ndarray:
-    """Velocity bringing `point` to `goal`: straight when close, else up, across at cruise height, down."""
+def travel_waypoint(point: np.ndarray, goal: np.ndarray, config: ExpertConfig | None = None) -> np.ndarray:
+    """Where `point` heads next on its way to `goal`: the goal itself when close, else straight up to the
+    cruise height, then across at it, so that a move never sweeps through the blocks on the table."""
+    config = config or ExpertConfig()
     if np.linalg.norm(goal[:2] - point[:2]) <= config.travel_tolerance:
-        return _toward(point, goal, config)
+        return goal
     cruise = max(TABLE_TOP_Z + config.cruise_height, float(goal[2]))
     if point[2] < cruise - config.travel_tolerance:
-        return _toward(point, np.array([point[0], point[1], cruise]), config)
-    return _toward(point, np.array([goal[0], goal[1], cruise]), config)
+        return np.array([point[0], point[1], cruise], dtype=goal.dtype)
+    return np.array([goal[0], goal[1], cruise], dtype=goal.dtype)
+
+
+def _travel(point: np.ndarray, goal: np.ndarray, config: ExpertConfig) -> np.ndarray:
+    """Velocity bringing `point` to `goal`: straight when close, else up, across at cruise height, down."""
+    return _toward(point, travel_waypoint(point, goal, config), config)
 
 
 def _action(velocity: np.ndarray, gripper: float) -> np.ndarray:
