@@ -16,6 +16,7 @@ import yaml  # type: ignore[import-untyped]  # no stubs pinned
 
 from policies.skills.ppo_config import PpoConfig
 from policies.skills.sac import SacConfig
+from sim.skill_env.randomization import RandomizationConfig
 
 CONFIG_DIR = Path(__file__).parent / "config"
 ALGORITHMS = ("sac", "ppo")
@@ -72,6 +73,9 @@ class TrainConfig:
     """Parallel envs stepped as one batch."""
     randomize: bool = False
     """Domain randomization during training (the backend's default randomization config)."""
+    randomization: dict[str, Any] = field(default_factory=dict)
+    """Knobs over the default randomization config for the training envs only: evaluations, during training
+    and by `hgpo eval-skills --randomize`, keep the default, so a run is measured where its peers are."""
     env_options: dict[str, Any] = field(default_factory=dict)
     """The backend's own options (mujoco: TabletopEnvConfig fields such as max_episode_steps)."""
     env_steps: int = 100_000
@@ -114,6 +118,19 @@ class TrainConfig:
             raise ValueError(f"device must be cpu or cuda[:N], got {self.device!r}")
         if self.algorithm == "ppo" and self.device != "cpu":
             raise ValueError(f"algorithm ppo trains on the CPU; got device {self.device!r}")
+        if self.randomization and not self.randomize:
+            raise ValueError("randomization knobs are given but randomize is false")
+        training_randomization(self)  # unknown knobs and bad values fail at load, not at the first reset
+
+
+def training_randomization(config: TrainConfig) -> RandomizationConfig | None:
+    """The randomization of a run's training envs: the default config with the run's knobs over it."""
+    if not config.randomize:
+        return None
+    default = RandomizationConfig.load()
+    return RandomizationConfig.from_dict(
+        {f.name: getattr(default, f.name) for f in dataclasses.fields(default)} | config.randomization
+    )
 
 
 def build_dataclass(cls: type, data: Any, where: str) -> Any:

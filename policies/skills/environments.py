@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from policies.skills.checkpoint import PolicyInfo
-from policies.skills.config import TrainConfig
-from sim.skill_env import DEFAULT_RANDOMIZATION_FILE, GoalVecEnv, make_skill_env
+from policies.skills.config import TrainConfig, training_randomization
+from sim.skill_env import DEFAULT_RANDOMIZATION_FILE, GoalVecEnv, RandomizationConfig, make_skill_env
 from sim.tabletop import WorldConfig
 
 
@@ -20,9 +21,20 @@ def env_by_name(
     )
 
 
-def make_env(config: TrainConfig, num_envs: int, seed: int) -> GoalVecEnv:
-    """The envs of a training run: its backend, skill, randomization and backend options."""
-    return env_by_name(config.backend, config.skill, num_envs, seed, config.randomize, **config.env_options)
+def make_env(config: TrainConfig, num_envs: int, seed: int, evaluation: bool = False) -> GoalVecEnv:
+    """The envs of a training run: its backend, skill, randomization (`evaluation`: the default one, without
+    the run's training knobs) and backend options."""
+    randomization: RandomizationConfig | Path | None = None
+    if config.randomize:
+        randomization = DEFAULT_RANDOMIZATION_FILE if evaluation else training_randomization(config)
+    return make_skill_env(
+        config.backend,
+        config.skill,
+        num_envs=num_envs,
+        seed=seed,
+        randomization=randomization,
+        **config.env_options,
+    )
 
 
 def policy_info(env: GoalVecEnv, run_id: str) -> PolicyInfo:

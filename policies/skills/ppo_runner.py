@@ -49,7 +49,9 @@ class PpoRunner:
         self.env = RslRlGoalEnv(
             make_env(config, config.num_envs, config.seed), config.ppo.reward, config.seed
         )
-        self.eval_env = make_env(config, min(config.num_envs, config.eval_episodes), config.seed + 1_000_003)
+        self.eval_env = make_env(
+            config, min(config.num_envs, config.eval_episodes), config.seed + 1_000_003, evaluation=True
+        )
         self.rsl_dir = self.run_dir / "rsl_rl"
         self.rsl_dir.mkdir(parents=True, exist_ok=True)
         with self._console():

@@ -121,7 +121,9 @@ class OffPolicyRunner:
         torch.set_num_threads(config.torch_threads)
         torch.manual_seed(config.seed)
         self.env = make_env(config, config.num_envs, config.seed)
-        self.eval_env = make_env(config, min(config.num_envs, config.eval_episodes), config.seed + 1_000_003)
+        self.eval_env = make_env(
+            config, min(config.num_envs, config.eval_episodes), config.seed + 1_000_003, evaluation=True
+        )
         env = self.env
         actor_config = ActorConfig(
             obs_dim=env.obs_dim, goal_dim=env.goal_dim, action_dim=env.action_dim, hidden=config.sac.hidden

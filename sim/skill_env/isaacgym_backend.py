@@ -30,7 +30,12 @@ from sim.skill_env.contract import (
     check_batch,
     config_from_options,
 )
-from sim.skill_env.observation import GOAL_LAYOUT, OBSERVATION_LAYOUT, observation_vector
+from sim.skill_env.observation import (
+    GOAL_LAYOUT,
+    OBSERVATION_LAYOUT,
+    canonical_cube_quaternion,
+    observation_vector,
+)
 from sim.skill_env.randomization import EpisodeRandomization, RandomizationConfig, sample_episode
 from sim.skill_env.tabletop_skills import TABLETOP_SKILLS
 from sim.tabletop.experts import action_to_command
@@ -120,6 +125,8 @@ class IsaacGymSkillEnv(GoalVecEnv):
         self._episode_rngs: list[np.random.Generator] = []
         self._noise_rngs: list[np.random.Generator] = []
         self._goals = np.zeros((num_envs, 3))
+        self._observation_noise = np.zeros(num_envs)
+        """Each env's episode draw of the noise on observed positions (m)."""
         self._targets = self.torch.zeros((num_envs, 3), device=self.device)
         self._steps = np.zeros(num_envs, dtype=np.int64)
         self._returns = np.zeros(num_envs, dtype=np.float32)
@@ -301,13 +308,13 @@ class IsaacGymSkillEnv(GoalVecEnv):
         position, quaternion = cube[:, :3], cube[:, [6, 3, 4, 5]]  # x y z w -> w x y z
         config = self.randomization
         achieved = ee.copy() if self.skill == "reach" else position.copy()
-        if config is not None and (config.observation_noise_m > 0 or config.gripper_noise_m > 0):
+        if config is not None and (self._observation_noise.max() > 0 or config.gripper_noise_m > 0):
             for i, rng in enumerate(self._noise_rngs):
-                ee[i] += rng.normal(0.0, config.observation_noise_m, 3)
+                ee[i] += rng.normal(0.0, self._observation_noise[i], 3)
                 width[i] += rng.normal(0.0, config.gripper_noise_m)
-                position[i] += rng.normal(0.0, config.observation_noise_m, 3)
+                position[i] += rng.normal(0.0, self._observation_noise[i], 3)
         return {
-            "observation": observation_vector(ee, width, position, quaternion),
+            "observation": observation_vector(ee, width, position, canonical_cube_quaternion(quaternion)),
             "achieved_goal": achieved.astype(np.float32),
             "desired_goal": self._goals.astype(np.float32),
         }
@@ -350,6 +357,7 @@ class IsaacGymSkillEnv(GoalVecEnv):
             params = None
             if self.randomization is not None:
                 params = sample_episode(self.randomization, self._noise_rngs[i], 7, 1)
+                self._observation_noise[i] = params.observation_noise_m
             self._randomize(int(i), params)
             x, y, yaw = episode.layout.blocks[episode.obj]
             if params is not None:

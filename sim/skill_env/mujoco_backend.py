@@ -117,10 +117,14 @@ class _Env:
     def observe(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(observation, achieved goal, desired goal); noise, if any, on the observation only."""
         assert self.state is not None, "reset before observing"
-        state, config = self.state, self.randomization
+        state, config, params = self.state, self.randomization, self.params
         seen = state
-        if config is not None and (config.observation_noise_m > 0 or config.gripper_noise_m > 0):
-            seen = noisy_state(state, self.noise_rng, config.observation_noise_m, config.gripper_noise_m)
+        if (
+            config is not None
+            and params is not None
+            and max(params.observation_noise_m, config.gripper_noise_m) > 0
+        ):
+            seen = noisy_state(state, self.noise_rng, params.observation_noise_m, config.gripper_noise_m)
         return observe(seen, self.obj), self.skill.achieved(state, self.obj), self.goal
 
     def expert_action(self, expert: ExpertConfig) -> np.ndarray:

@@ -14,19 +14,24 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
+from scipy.spatial.transform import Rotation  # type: ignore[import-untyped]
 
 from sim.tabletop.skills import Subgoal, ground
 from sim.tabletop.state import SceneState
 
-OBSERVATION_VERSION = 1
-"""Bumped whenever `observe` changes what it computes, so that old policy files fail loudly."""
+OBSERVATION_VERSION = 2
+"""Bumped whenever `observe` changes what it computes, so that old policy files fail loudly. 2: a cube's
+orientation is reported as the one of its 24 equivalent orientations nearest the identity."""
 
 OBSERVATION_FIELDS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("ee_position", ("x", "y", "z")),  # grip point between the finger pads, world frame (m)
     ("gripper_width", ("",)),  # distance between the finger pads (m)
     ("object_position", ("x", "y", "z")),  # centre of the subgoal's object (m)
     ("object_relative_position", ("x", "y", "z")),  # object_position - ee_position (m)
-    ("object_quaternion", ("w", "x", "y", "z")),  # object orientation, sign chosen so that w >= 0
+    (
+        "object_quaternion",
+        ("w", "x", "y", "z"),
+    ),  # object orientation, sign chosen so that w >= 0 (a cube: canonical)
 )
 OBSERVATION_LAYOUT: tuple[str, ...] = tuple(
     f"{name}.{axis}" if axis else name for name, axes in OBSERVATION_FIELDS for axis in axes
@@ -45,11 +50,38 @@ POLICY_SKILLS: Mapping[str, str] = {
 both pick and place: their grounded goals are both object-centre points."""
 
 
+_CUBE_ROTATIONS = Rotation.create_group("O").as_quat(scalar_first=True)
+"""The 24 rotations that map a cube onto itself (w x y z)."""
+_CUBE_CONJUGATES = _CUBE_ROTATIONS * np.array([1.0, -1.0, -1.0, -1.0])
+
+
 def observe(state: SceneState, obj: str) -> np.ndarray:
     """The observation (float32, OBSERVATION_LAYOUT) of a scene for a subgoal about object `obj`."""
     target = state.object(obj)
-    return observation_vector(
-        state.ee_position, np.array([state.gripper_width]), target.position, target.quaternion
+    cube = bool(np.allclose(target.size, target.size[0]))
+    quaternion = canonical_cube_quaternion(target.quaternion) if cube else target.quaternion
+    return observation_vector(state.ee_position, np.array([state.gripper_width]), target.position, quaternion)
+
+
+def canonical_cube_quaternion(quaternion: np.ndarray) -> np.ndarray:
+    """A cube's orientation (..., 4 as w x y z) as the one of its 24 equivalent orientations (the cube's own
+    rotations, scipy's octahedral group) nearest the identity. A block knocked onto its side, or turned past
+    45°, is the same block in the same place as an upright one within ±45° of yaw, which is all that the
+    policies' episodes show them; its raw quaternion would be an input they never met (in the stack the
+    learned pick and reach failed at 8 of 9 such blocks)."""
+    q = np.asarray(quaternion, dtype=np.float64)
+    symmetry = _CUBE_ROTATIONS[
+        np.argmax(np.abs(q @ _CUBE_CONJUGATES.T), axis=-1)
+    ]  # max |w| of q * s: least angle
+    (aw, ax, ay, az), (bw, bx, by, bz) = np.moveaxis(q, -1, 0), np.moveaxis(symmetry, -1, 0)
+    return np.stack(
+        [
+            aw * bw - ax * bx - ay * by - az * bz,
+            aw * bx + ax * bw + ay * bz - az * by,
+            aw * by - ax * bz + ay * bw + az * bx,
+            aw * bz + ax * by - ay * bx + az * bw,
+        ],
+        axis=-1,
     )
 
 

@@ -36,6 +36,11 @@ class RandomizationConfig:
     """Stiffness kp of the joint position servos and of the gripper (gain and bias together)."""
     observation_noise_m: float = 0.0
     """Standard deviation of Gaussian noise on every observed position, each step (m)."""
+    observation_noise_scale: tuple[float, float] = (1.0, 1.0)
+    """An episode's observation noise is observation_noise_m times a factor drawn from this range: training
+    across sensor qualities, down to none, keeps a memoryless policy precise on clean inputs and still robust
+    to the full noise (drawn only when the range is wider than one value, so other configs keep their
+    streams)."""
     gripper_noise_m: float = 0.0
     """Standard deviation of Gaussian noise on the observed gripper width, each step (m)."""
     action_noise: float = 0.0
@@ -62,6 +67,11 @@ class RandomizationConfig:
         ):
             if not getattr(self, name) >= 0:
                 raise ValueError(f"randomization {name} must be >= 0, got {getattr(self, name)}")
+        if not 0 <= self.observation_noise_scale[0] <= self.observation_noise_scale[1]:
+            raise ValueError(
+                "randomization observation_noise_scale must be a range 0 <= low <= high, got "
+                f"{list(self.observation_noise_scale)}"
+            )
         low, high = self.action_latency_steps
         if not (int(low) == low and int(high) == high and 0 <= low <= high):
             raise ValueError(
@@ -122,12 +132,14 @@ class EpisodeRandomization:
     """(num_arm_joints,) rad."""
     object_offset: np.ndarray
     """(num_objects, 2) xy offsets (m)."""
+    observation_noise_m: float
+    """Standard deviation of this episode's noise on observed positions (m)."""
 
 
 def sample_episode(
     config: RandomizationConfig, rng: np.random.Generator, arm_joints: int, objects: int
 ) -> EpisodeRandomization:
-    """Draw one episode's parameters; always the same number of draws, so streams stay aligned."""
+    """Draw one episode's parameters; always the same number of draws for a config: streams stay aligned."""
     return EpisodeRandomization(
         object_mass_scale=float(rng.uniform(*config.object_mass_scale)),
         friction_scale=float(rng.uniform(*config.friction_scale)),
@@ -138,7 +150,13 @@ def sample_episode(
         ),
         arm_joint_offset=rng.uniform(-1.0, 1.0, arm_joints) * config.arm_joint_noise_rad,
         object_offset=rng.uniform(-1.0, 1.0, (objects, 2)) * config.object_position_noise_m,
+        observation_noise_m=config.observation_noise_m * _noise_scale(config, rng),  # the last draw
     )
+
+
+def _noise_scale(config: RandomizationConfig, rng: np.random.Generator) -> float:
+    low, high = config.observation_noise_scale
+    return float(rng.uniform(low, high)) if low < high else low
 
 
 def noisy_state(

@@ -261,6 +261,8 @@ class RobosuiteSkillEnv(GoalVecEnv):
         self._rngs: list[np.random.Generator] = []
         self._steps = np.zeros(num_envs, dtype=np.int64)
         self._returns = np.zeros(num_envs, dtype=np.float32)
+        self._observation_noise = np.zeros(num_envs)
+        """Each env's episode draw of the noise on observed positions (m)."""
         self._seed(seed)
 
     def _seed(self, seed: int) -> None:
@@ -325,6 +327,7 @@ class RobosuiteSkillEnv(GoalVecEnv):
         self._tasks[i].randomize(params)
         self._tasks[i].reset(rng, None if params is None else params.arm_joint_offset)
         self._channels[i].reset(0 if params is None else params.action_latency_steps)
+        self._observation_noise[i] = 0.0 if params is None else params.observation_noise_m
         self._steps[i], self._returns[i] = 0, 0.0
         return self._observe(i)
 
@@ -332,8 +335,9 @@ class RobosuiteSkillEnv(GoalVecEnv):
         task, config = self._tasks[i], self.randomization
         state = task.state()
         seen = state
-        if config is not None and (config.observation_noise_m > 0 or config.gripper_noise_m > 0):
-            seen = noisy_state(state, self._rngs[i], config.observation_noise_m, config.gripper_noise_m)
+        noise = self._observation_noise[i]
+        if config is not None and (noise > 0 or config.gripper_noise_m > 0):
+            seen = noisy_state(state, self._rngs[i], noise, config.gripper_noise_m)
         achieved = state.ee_position if task.skill == "reach" else state.object("object").position
         return observe(seen, "object"), achieved.astype(np.float32), task.goal
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -11,9 +12,11 @@ import torch
 
 from policies.skills.checkpoint import CheckpointError, load_actor
 from policies.skills.config import config_from_dict, load_config, with_overrides
+from policies.skills.environments import make_env
 from policies.skills.evaluation import evaluate
 from policies.skills.runner import OffPolicyRunner
 from policies.skills.training_checkpoint import load_training_checkpoint
+from sim.skill_env import RandomizationConfig
 
 TINY = {
     "skill": "reach",
@@ -190,6 +193,23 @@ def test_configs_reject_unknown_keys_and_the_shipped_ones_load() -> None:
     for name in ("reach", "pick_and_place"):
         assert load_config(name).skill == name
     assert load_config("pick_and_place").demos.pretrain_steps > 0
+
+
+def test_training_randomization_knobs_reach_the_training_envs_only() -> None:
+    """pick_and_place trains across sensor qualities; its evaluations keep the default randomization, where
+    `hgpo eval-skills --randomize` measures it and every other policy."""
+    config = load_config("pick_and_place")
+    assert config.randomization == {"observation_noise_scale": [0.0, 1.0]}
+    train, evaluation = make_env(config, 1, 0), make_env(config, 1, 0, evaluation=True)
+    with train, evaluation:
+        assert train.randomization == dataclasses.replace(
+            RandomizationConfig.load(), observation_noise_scale=(0.0, 1.0)
+        )
+        assert evaluation.randomization == RandomizationConfig.load()
+    with pytest.raises(ValueError, match="unknown randomization key.*observation_noise"):
+        config_from_dict({**TINY, "randomize": True, "randomization": {"observation_noise": 0.0}})
+    with pytest.raises(ValueError, match="randomize is false"):
+        config_from_dict({**TINY, "randomization": {"observation_noise_scale": [0.0, 1.0]}})
 
 
 def test_a_device_without_cuda_is_refused_before_the_run_folder_is_written(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -9,6 +10,7 @@ import pytest
 
 from sim.skill_env import DEFAULT_RANDOMIZATION_FILE, RandomizationConfig, make_skill_env
 from sim.skill_env.mujoco_backend import TabletopSkillEnv
+from sim.skill_env.randomization import sample_episode
 
 STEPS = 40
 DEFAULT = RandomizationConfig.load()
@@ -111,3 +113,29 @@ def test_observation_noise_leaves_the_achieved_goal_true(nominal: np.ndarray) ->
     noisy = _trace(RandomizationConfig(observation_noise_m=0.01))
     assert np.array_equal(noisy[..., 14:], nominal[..., 14:])  # achieved goals: the true object
     assert 0.003 < np.std(noisy[..., :3] - nominal[..., :3]) < 0.02  # ~1 cm on the grip point
+
+
+def test_observation_noise_scale_draws_each_episodes_noise_level(nominal: np.ndarray) -> None:
+    """An episode's noise is observation_noise_m times a draw from the scale's range, the episode's last draw;
+    a single-valued range draws nothing, so the default config's streams are what they were without it."""
+    silent = RandomizationConfig(observation_noise_m=0.01, observation_noise_scale=(0.0, 0.0))
+    assert np.array_equal(_trace(silent), nominal)
+    ranged = dataclasses.replace(DEFAULT, observation_noise_scale=(0.0, 1.0))
+    rng = np.random.default_rng(0)
+    full, drawn = sample_episode(DEFAULT, np.random.default_rng(0), 7, 4), sample_episode(ranged, rng, 7, 4)
+    assert full.observation_noise_m == DEFAULT.observation_noise_m
+    for knob in (
+        "object_mass_scale",
+        "friction_scale",
+        "action_latency_steps",
+        "arm_joint_offset",
+        "object_offset",
+    ):
+        np.testing.assert_array_equal(getattr(drawn, knob), getattr(full, knob))
+    levels = [drawn.observation_noise_m] + [
+        sample_episode(ranged, rng, 7, 4).observation_noise_m for _ in range(199)
+    ]
+    assert 0.0 <= min(levels) < 0.001 and 0.009 < max(levels) <= 0.01
+    for bad in ((0.5, 0.2), (-0.1, 1.0)):
+        with pytest.raises(ValueError, match="observation_noise_scale must be a range 0 <= low <= high"):
+            RandomizationConfig(observation_noise_scale=bad)
