@@ -21,9 +21,10 @@ Two phases of a subgoal lie outside what a learned skill was trained on, and oth
 Policies learn goals near where their episodes start (`sim/skill_env/tabletop_skills.py`: reach goals within
 15 cm per axis), while a planner's subgoal can lie half a metre away. The policy is fed a waypoint instead:
 the point `goal_horizon_m` towards the goal, moving with the arm, until the goal itself is that close.
-The learned reach learned straight lines through free air, so it is steered along the expert's path
-(`sim.tabletop.travel_waypoint`: up to the cruise height, across, down): from beside a block just placed,
-a straight line to the next one drags the placed block along. The path's first leg, the lift-off straight
+The learned reach and pick_and_place learned straight lines through free air, so both are steered along the
+expert's path (`sim.tabletop.travel_waypoint`: up to the cruise height, across, down): from beside a block
+just placed, a straight line to the next one drags the placed block along, and a block carried straight at a
+stack's base stops against its side. The path's first leg, the lift-off straight
 up from below the heights where reach episodes start (`START_Z`: a place ends with the open fingers around
 the block), is the expert's: there the learned reach swerves sideways, pushing the block off its plate.
 """
@@ -189,8 +190,9 @@ class OnnxSkillPolicy:
         if learned != "reach" and "reach" in self.policies and not grip_in_start_range(state, obj):
             return self.act(Subgoal("reach", (obj,)), state)  # the approach: hover above the object first
         achieved = TABLETOP_SKILLS[learned].achieved(state, obj).astype(np.float32)
-        if learned == "reach":
+        if learned != "push":  # pushes stay on the table
             goal = travel_waypoint(achieved, goal)
-            if achieved[2] < START_Z[0] and np.all(goal[:2] == achieved[:2]):  # the lift-off
-                return expert_action(subgoal, state)
+        lift_off = achieved[2] < START_Z[0] and np.all(goal[:2] == achieved[:2])
+        if learned == "reach" and lift_off:
+            return expert_action(subgoal, state)
         return skill_action(learned, policy.act(obs, waypoint(achieved, goal, self.goal_horizon_m)))
