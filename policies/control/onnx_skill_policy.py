@@ -192,7 +192,7 @@ class OnnxSkillPolicy:
         achieved = TABLETOP_SKILLS[learned].achieved(state, obj).astype(np.float32)
         if learned != "push":  # pushes stay on the table
             goal = travel_waypoint(achieved, goal)
-        lift_off = achieved[2] < START_Z[0] and np.all(goal[:2] == achieved[:2])
-        if learned == "reach" and lift_off:
+        lifting_off = achieved[2] < START_Z[0] and np.all(goal[:2] == achieved[:2])  # the path's first leg
+        if learned == "reach" and lifting_off:
             return expert_action(subgoal, state)
         return skill_action(learned, policy.act(obs, waypoint(achieved, goal, self.goal_horizon_m)))

@@ -3,22 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from policies.skills.checkpoint import PolicyInfo
 from policies.skills.config import TrainConfig, training_randomization
 from sim.skill_env import DEFAULT_RANDOMIZATION_FILE, GoalVecEnv, RandomizationConfig, make_skill_env
 from sim.tabletop import WorldConfig
-
-
-def env_by_name(
-    backend: str, skill: str, num_envs: int, seed: int, randomize: bool, **options: Any
-) -> GoalVecEnv:
-    """`num_envs` envs of a backend's skill, with the shipped domain randomization when asked."""
-    randomization = DEFAULT_RANDOMIZATION_FILE if randomize else None
-    return make_skill_env(
-        backend, skill, num_envs=num_envs, seed=seed, randomization=randomization, **options
-    )
 
 
 def make_env(config: TrainConfig, num_envs: int, seed: int, evaluation: bool = False) -> GoalVecEnv:

@@ -28,10 +28,7 @@ OBSERVATION_FIELDS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("gripper_width", ("",)),  # distance between the finger pads (m)
     ("object_position", ("x", "y", "z")),  # centre of the subgoal's object (m)
     ("object_relative_position", ("x", "y", "z")),  # object_position - ee_position (m)
-    (
-        "object_quaternion",
-        ("w", "x", "y", "z"),
-    ),  # object orientation, sign chosen so that w >= 0 (a cube: canonical)
+    ("object_quaternion", ("w", "x", "y", "z")),  # orientation, w >= 0; a cube's: canonical_cube_quaternion
 )
 OBSERVATION_LAYOUT: tuple[str, ...] = tuple(
     f"{name}.{axis}" if axis else name for name, axes in OBSERVATION_FIELDS for axis in axes
@@ -70,10 +67,9 @@ def canonical_cube_quaternion(quaternion: np.ndarray) -> np.ndarray:
     policies' episodes show them; its raw quaternion would be an input they never met (in the stack the
     learned pick and reach failed at 8 of 9 such blocks)."""
     q = np.asarray(quaternion, dtype=np.float64)
-    symmetry = _CUBE_ROTATIONS[
-        np.argmax(np.abs(q @ _CUBE_CONJUGATES.T), axis=-1)
-    ]  # max |w| of q * s: least angle
-    (aw, ax, ay, az), (bw, bx, by, bz) = np.moveaxis(q, -1, 0), np.moveaxis(symmetry, -1, 0)
+    nearest = np.argmax(np.abs(q @ _CUBE_CONJUGATES.T), axis=-1)  # the largest |w| of q * s: the least angle
+    # q * s by hand: scipy's Rotation product costs 3.5x as much per observation, on every env step.
+    (aw, ax, ay, az), (bw, bx, by, bz) = np.moveaxis(q, -1, 0), np.moveaxis(_CUBE_ROTATIONS[nearest], -1, 0)
     return np.stack(
         [
             aw * bw - ax * bx - ay * by - az * bz,

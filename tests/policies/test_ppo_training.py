@@ -10,16 +10,17 @@ import pytest
 import torch
 
 from policies.skills.config import config_from_dict, load_config, with_overrides
-from policies.skills.environments import env_by_name, policy_info
+from policies.skills.environments import policy_info
 from policies.skills.export import PARITY_TOLERANCE, export_checkpoint
 from policies.skills.loaded_policy import load_policy
 from policies.skills.onnx_policy import OnnxPolicy
 from policies.skills.ppo_runner import PpoRunner
 from policies.skills.rsl_rl_env import RslRlGoalEnv
+from sim.skill_env import make_skill_env
 
 
 def test_the_adapter_gives_rsl_rl_groups_dense_rewards_and_time_outs() -> None:
-    env = RslRlGoalEnv(env_by_name("mujoco", "reach", 2, 0, False, max_episode_steps=3), "dense", seed=0)
+    env = RslRlGoalEnv(make_skill_env("mujoco", "reach", 2, seed=0, max_episode_steps=3), "dense", seed=0)
     assert (env.num_envs, env.num_actions, env.max_episode_length) == (2, 4, 3)
     obs = env.get_observations()
     assert obs.batch_size == torch.Size([2])
