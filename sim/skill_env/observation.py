@@ -50,16 +50,16 @@ both pick and place: their grounded goals are both object-centre points."""
 _CUBE_ROTATIONS = Rotation.create_group("O").as_quat(scalar_first=True)
 """The 24 rotations that map a cube onto itself (w x y z)."""
 _CUBE_CONJUGATES = _CUBE_ROTATIONS * np.array([1.0, -1.0, -1.0, -1.0])
-_sw, _sx, _sy, _sz = _CUBE_ROTATIONS.T
-_CUBE_RIGHT_PRODUCTS = np.stack(
-    [
-        np.stack([_sw, -_sx, -_sy, -_sz], axis=-1),
-        np.stack([_sx, _sw, _sz, -_sy], axis=-1),
-        np.stack([_sy, -_sz, _sw, _sx], axis=-1),
-        np.stack([_sz, _sy, -_sx, _sw], axis=-1),
-    ],
-    axis=1,
-)
+
+
+def _right_product_matrices(quaternions: np.ndarray) -> np.ndarray:
+    """(n, 4, 4) matrices M with q * s = M @ q for each quaternion s (w x y z) of `quaternions` (n, 4)."""
+    w, x, y, z = quaternions.T
+    rows = ([w, -x, -y, -z], [x, w, z, -y], [y, -z, w, x], [z, y, -x, w])
+    return np.stack([np.stack(row, axis=-1) for row in rows], axis=1)
+
+
+_CUBE_RIGHT_PRODUCTS = _right_product_matrices(_CUBE_ROTATIONS)
 """q * s = _CUBE_RIGHT_PRODUCTS[k] @ q for the k-th rotation s: one matrix product per observation, where
 scipy's Rotation product costs 3.5x as much on every env step (and a product written out per component 5x)."""
 

@@ -158,9 +158,8 @@ def test_place_lets_go_as_the_expert_does_once_the_carried_block_is_where_it_res
     state = world.state()
     onnx_policy = policy.policies["pick_and_place"]
     learned, obs, goal = policy_inputs(place, state)
-    rise = travel_waypoint(
-        obs[4:7], goal
-    )  # the carry travels the expert's path: up to the cruise height first
+    # the carry travels the expert's path: up to the cruise height first
+    rise = travel_waypoint(obs[4:7], goal)
     np.testing.assert_allclose(rise[:2], obs[4:6])
     assert rise[2] > obs[6] + 0.05
     np.testing.assert_allclose(
