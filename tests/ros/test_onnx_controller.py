@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -45,7 +46,13 @@ def node(ros_env: dict[str, str]) -> Iterator[Callable[..., Captured]]:
 
 def test_onnx_controller_executes_a_subgoal_over_dds(node, test_node, policy_dir: Path) -> None:
     node("sim_bridge")
-    controller = node("controller", "policy:=onnx", f"model_dir:={policy_dir}", "fallback_policy:=none")
+    controller = node(
+        "controller",
+        "policy:=onnx",
+        f"model_dir:={policy_dir}",
+        "fallback_policy:=none",
+        "feedback_rate_hz:=5.0",
+    )
     response = reset(test_node, seed=2, task="stack", service="/onnx/reset_scene")
     assert response.success, response.message
     block = next(o.name for o in response.scene.objects if o.category == "block")
@@ -60,7 +67,10 @@ def test_onnx_controller_executes_a_subgoal_over_dds(node, test_node, policy_dir
     call = ActionCall(test_node, ExecuteSubgoal, "/onnx/execute_subgoal", goal)
     status, result = call.result(SUBGOAL_TIMEOUT_S)
     assert status == GoalStatus.STATUS_SUCCEEDED and result.success, (result.message, controller.output)
-    assert call.feedback and call.feedback[-1].distance < call.feedback[0].distance
+    assert len(call.feedback) >= 2 and call.feedback[-1].distance < call.feedback[0].distance
+    # Feedback at 5 Hz from a 25 Hz loop: not one message per tick.
+    steps = [f.steps for f in call.feedback]
+    assert all(later - earlier >= 2 for earlier, later in itertools.pairwise(steps)), steps
     assert f"reach: {policy_dir / 'reach' / 'policy.onnx'} (run proportional-reach-test)" in controller.output
     # pick has no policy file and no fallback here: that subgoal fails, the controller runs on.
     goal.subgoal.skill, goal.subgoal.text = "pick", f"pick({block})"
