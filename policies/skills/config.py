@@ -178,6 +178,14 @@ def with_overrides(config: TrainConfig, overrides: dict[str, Any]) -> TrainConfi
     return config_from_dict({**config_to_dict(config), **overrides})
 
 
+def save_config(config: TrainConfig, run_dir: Path) -> None:
+    """The run folder's config.yaml, replaced whole. A resumed run writes it again: a budget raised with
+    `--resume RUN --env-steps N` is then part of the run, and a later plain resume keeps it."""
+    tmp = run_dir / "config.yaml.tmp"
+    tmp.write_text(yaml.safe_dump(config_to_dict(config), sort_keys=False))
+    tmp.replace(run_dir / "config.yaml")
+
+
 def config_to_dict(config: Any) -> dict[str, Any]:
     """Plain data (lists for tuples) for YAML and JSON."""
     data: dict[str, Any] = dataclasses.asdict(config)

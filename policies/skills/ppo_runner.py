@@ -23,12 +23,11 @@ from pathlib import Path
 
 import numpy as np
 import torch
-import yaml  # type: ignore[import-untyped]  # no stubs pinned
 from rsl_rl.runners import OnPolicyRunner
 from tensordict import TensorDict
 from tqdm import tqdm
 
-from policies.skills.config import TrainConfig, config_to_dict
+from policies.skills.config import TrainConfig, config_to_dict, save_config
 from policies.skills.environments import make_env, policy_info
 from policies.skills.evaluation import EvalResult, evaluate
 from policies.skills.rsl_rl_env import RslRlGoalEnv
@@ -84,11 +83,12 @@ class PpoRunner:
         config = self.config
         checkpoint = self.run_dir / "checkpoints" / "last.pt"
         log = RunLog(self.run_dir)
-        if checkpoint.exists():
+        resumed = checkpoint.exists()
+        if resumed:
             self._resume(checkpoint)
             log.truncate(self.env_steps)
-        else:
-            (self.run_dir / "config.yaml").write_text(yaml.safe_dump(config_to_dict(config), sort_keys=False))
+        save_config(config, self.run_dir)
+        if not resumed:
             self._evaluate(log)
         total = math.ceil(config.env_steps / self.steps_per_iteration)
         chunk = max(1, config.eval_every // self.steps_per_iteration)

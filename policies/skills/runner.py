@@ -21,11 +21,10 @@ from typing import Any, Protocol
 
 import numpy as np
 import torch
-import yaml  # type: ignore[import-untyped]  # no stubs pinned
 from tqdm import tqdm
 
 from policies.skills.checkpoint import PolicyInfo, actor_checkpoint_entries
-from policies.skills.config import TrainConfig, config_to_dict
+from policies.skills.config import TrainConfig, config_to_dict, save_config
 from policies.skills.demonstrations import collect_dagger_episodes, collect_demonstrations
 from policies.skills.environments import make_env, policy_info
 from policies.skills.evaluation import EvalResult, evaluate
@@ -157,16 +156,16 @@ class OffPolicyRunner:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         checkpoint = self.run_dir / "checkpoints" / "last.pt"
         log = RunLog(self.run_dir)
-        if checkpoint.exists():
+        resumed = checkpoint.exists()
+        if resumed:
             self._resume(checkpoint)
             log.truncate(self.env_steps)
-        else:
-            (self.run_dir / "config.yaml").write_text(yaml.safe_dump(config_to_dict(config), sort_keys=False))
-            if self.demos is not None:
-                expert = collect_demonstrations(env, self.demos, config.demos, agent, self.progress)
-                episodes = config.demos.episodes
-                tqdm.write(f"{config.skill}: {episodes} expert demonstrations, success {expert:.2f}")
-                self._pretrain(log)
+        save_config(config, self.run_dir)
+        if not resumed and self.demos is not None:
+            expert = collect_demonstrations(env, self.demos, config.demos, agent, self.progress)
+            episodes = config.demos.episodes
+            tqdm.write(f"{config.skill}: {episodes} expert demonstrations, success {expert:.2f}")
+            self._pretrain(log)
 
         # A pretrained actor explores from the first step (random actions would only show the critics what
         # the expert never does) and keeps the input scales it was cloned with: moving them under its

@@ -86,6 +86,7 @@ def test_ppo_on_reach_brings_the_grip_closer_than_its_measured_start_and_resumes
     resumed = runner.learn()
     steps = [json.loads(line)["env_steps"] for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
     assert resumed.env_steps == 13_440 and steps[-2:] == [11_520, 13_440]
+    assert load_config(run_dir / "config.yaml").env_steps == 13_440
     _exports_and_evaluates_like_the_runner(run_dir, runner)
 
 

@@ -99,6 +99,7 @@ def test_resume_continues_from_the_last_checkpoint(tmp_path: Path) -> None:
 
     summary = OffPolicyRunner(longer, run, progress=False).learn()
     assert summary.env_steps == 600
+    assert load_config(run / "config.yaml").env_steps == 600  # the raised budget is the run's config now
     state, _, _ = load_training_checkpoint(run / "checkpoints" / "last.pt")
     assert state["updates"] > saved["updates"]
     rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
