@@ -222,7 +222,7 @@ def test_unknown_backends_are_listed() -> None:
 )
 def test_shipped_policies_pass_the_checks_and_drive_reach() -> None:
     """From the arm's home pose to each block in turn: goals up to ~0.6 m away, beyond the 15 cm the policy
-    was trained on, which the waypoints bridge (without them the shipped reach reaches 1 of these 4)."""
+    was trained on, which the waypoints bridge (without them the shipped reach reaches 2 of these 4)."""
     policy = make_skill_policy("onnx", SkillPolicyConfig(fallback="none"))
     world = TabletopWorld(WorldConfig(control_dt=0.01))
     state = world.reset(make_task("reach", 0))
