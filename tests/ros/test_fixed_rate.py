@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
 from ros_nodes.fixed_rate import FixedRate
 
 
@@ -42,7 +40,6 @@ def test_a_late_tick_is_followed_at_once_and_the_grid_kept() -> None:
     starts, skipped = tick_times([6.0, 1.0, 1.0, 1.0])
     assert starts == [0.0, 6.0, 10.0, 15.0]
     assert skipped == [0, 0, 0, 0]
-    assert len(starts) / 20.0 == pytest.approx(1 / 5.0)
 
 
 def test_ticks_missed_entirely_are_skipped_not_burst() -> None:
