@@ -242,8 +242,16 @@ def demos_main(argv: list[str]) -> int:
         choices=("llm",),
         help="DAgger: the LLM planner (--adapter) plays and --planner labels the states it reaches",
     )
+    parser.add_argument(
+        "--drop-search-order",
+        action="store_true",
+        help="with --learner: leave out the states where learner and expert only walk to different "
+        "receptacles with nothing in hand (an order of search the prompt does not show)",
+    )
     _llm_arguments(parser, "--learner llm")
     args = parser.parse_args(argv)
+    if args.drop_search_order and not args.learner:
+        parser.error("--drop-search-order needs --learner: it compares what the learner and expert choose")
     from tqdm import tqdm
 
     from policies.alfworld.episodes import demo_record, run_episode
@@ -260,7 +268,7 @@ def demos_main(argv: list[str]) -> int:
     games = _games(args, parser)
     env = AlfworldTextEnv(max_steps=args.max_steps, expert=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    records = kept = won = 0
+    records = kept = won = dropped = 0
     partial = args.out.with_name(args.out.name + ".partial")
     try:
         with partial.open("w") as out:
@@ -273,7 +281,9 @@ def demos_main(argv: list[str]) -> int:
                 if learner is None:
                     result = run_episode(env, game, expert, True, on_decision=record)
                 else:
-                    result = run_episode(env, game, ExpertLabelledPlanner(learner, expert, record), True)
+                    player = ExpertLabelledPlanner(learner, expert, record, args.drop_search_order)
+                    result = run_episode(env, game, player, True)
+                    dropped += player.dropped
                 won += result.won
                 if result.won or learner is not None:  # expert demonstrations: only its successes
                     kept += 1
@@ -286,5 +296,6 @@ def demos_main(argv: list[str]) -> int:
     print(
         f"wrote {records} records from {kept}/{len(games)} games to {args.out}; "
         f"the {who} won {won}/{len(games)}"
+        + (f"; left out {dropped} states where the two only searched in a different order" if dropped else "")
     )
     return 0

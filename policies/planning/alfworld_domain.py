@@ -58,7 +58,7 @@ class AlfworldDomain:
     def render_progress(self, history: Sequence[StepRecord]) -> str:
         """The object in hand and what was done to it: ALFWorld's text says so only once, when it happens,
         and a small model that has lost it from the last k lines cools the wrong thing or wanders."""
-        held, treated = _holding(history)
+        held, treated = holding(history)
         if held is None:
             return "Holding: nothing"
         return f"Holding: {held} ({', '.join(treated)})" if treated else f"Holding: {held}"
@@ -90,7 +90,7 @@ class AlfworldDomain:
         take, put, open and close, 52 toggle and 156 heat, cool and clean)."""
         last = next((r for r in reversed(history) if r.success and r.subgoal.skill not in LOOKING), None)
         if subgoal.skill in TREATED:
-            held, treated = _holding(history)
+            held, treated = holding(history)
             if held == subgoal.args[0] and TREATED[subgoal.skill] in treated:
                 return (
                     f"{subgoal}: {held} is {TREATED[subgoal.skill]} already; do the next step of the task, "
@@ -119,7 +119,7 @@ class AlfworldDomain:
         return None
 
 
-def _holding(history: Sequence[StepRecord]) -> tuple[str | None, list[str]]:
+def holding(history: Sequence[StepRecord]) -> tuple[str | None, list[str]]:
     """The object in hand after `history` and what was done to it since it was taken (heated, ...)."""
     held: str | None = None
     treated: list[str] = []

@@ -66,6 +66,45 @@ def test_the_learner_plays_and_the_searcher_labels_every_state_it_reaches(
     assert labels[0][2] != walked[0]  # the learner strayed, and the label says where the searcher would go
 
 
+def test_states_where_learner_and_expert_only_search_in_a_different_order_can_be_left_out(
+    game_set: Path, expert_env: AlfworldTextEnv
+) -> None:
+    game = discover_games(game_set)[0]
+    searcher = make_planner("searcher", domain="alfworld")
+
+    def labels(drop: bool) -> tuple[list[tuple[int, Subgoal]], list[StepRecord], int]:
+        kept: list[tuple[int, Subgoal]] = []
+        player = ExpertLabelledPlanner(
+            BackwardsWalker(walks=2),
+            searcher,
+            lambda _task, _view, history, label: kept.append((len(history), label)),
+            drop_search_order=drop,
+        )
+        history = run_episode(expert_env, game, player, with_expert_plan=True).history
+        return kept, history, player.dropped
+
+    everything, walked, none_dropped = labels(drop=False)
+    kept, _, dropped = labels(drop=True)
+    assert none_dropped == 0 and dropped == len(everything) - len(kept)
+    # the learner's walks from the far end against the searcher's from the near end, hand empty: dropped;
+    # the state where the learner stops (no subgoal to compare) is kept
+    choices = [step.subgoal for step in walked] + [None]
+    expected = [
+        (n, label)
+        for (n, label), choice in zip(everything, choices, strict=True)
+        if not (choice is not None and label.skill == choice.skill == "go_to" and label != choice)
+    ]
+    assert kept == expected
+    assert everything[0] not in kept and kept[-1] == everything[-1] == (2, everything[-1][1])
+
+
+def test_drop_search_order_needs_a_learner(game_set: Path, tmp_path: Path) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        demos_main(["--games", str(game_set), "--out", str(tmp_path / "d.jsonl"), "--drop-search-order"])
+    assert exit_.value.code == 2
+    assert not list(tmp_path.iterdir())
+
+
 def test_demos_with_a_learner_keep_the_games_it_lost(game_set: Path, tmp_path: Path) -> None:
     out = tmp_path / "dagger.jsonl"
     # SmolLM2 without an adapter: it wins nothing in 3 steps
