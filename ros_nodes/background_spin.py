@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from rclpy._rclpy_pybind11 import InvalidHandle
+from rclpy._rclpy_pybind11 import InvalidHandle, RCLError
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 
@@ -14,8 +14,9 @@ class BackgroundSpin:
 
     rclpy 9 builds each wait set from the node's entities without a lock, so an entity created or destroyed
     from another thread meanwhile raises in the spinning thread: InvalidHandle for one being destroyed,
-    AttributeError for an ActionClient whose constructor has not finished. Left alone, that exception ends
-    the thread and the node silently hears nothing more; here the half-built wait set is dropped and the
+    AttributeError for an ActionClient whose constructor has not finished, RCLError ("action client pointer
+    is invalid") for one destroyed while the set is built. Left alone, that exception ends the thread and
+    the node silently hears nothing more; here the half-built wait set is dropped and the
     next one is built afresh from the node's current entities. Each such drop is logged, so that an
     AttributeError from a callback's own bug is seen rather than lost.
     """
@@ -33,7 +34,9 @@ class BackgroundSpin:
         while not self._stop.is_set():
             try:
                 self._executor.spin_once(timeout_sec=self._poll_s)
-            except (InvalidHandle, AttributeError) as err:
+            except (InvalidHandle, AttributeError, RCLError) as err:
+                if not self._executor.context.ok():
+                    return  # rclpy shut down under us: nothing left to spin
                 self._logger.warning(f"spin: wait set rebuilt after {err!r}", throttle_duration_sec=1.0)
 
     @property
