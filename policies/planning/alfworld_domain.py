@@ -14,6 +14,8 @@ from sim.alfworld import TEXT_SKILLS, TextSkillError, TextSubgoal, admissible_su
 PARAM_TYPES = {"recep": "receptacle", "obj": "object", "target": "object|receptacle"}
 # Skills that change nothing in the room: a go_to after them sees what it saw before.
 LOOKING = frozenset({"go_to", "examine"})
+# Skills that change only what is seen where the robot stands: a go_to elsewhere after them sees the same.
+OPENING = frozenset({"open", "close"})
 # Each skill that undoes the other's change when given the same arguments.
 UNDOES = {"take": "put", "put": "take", "open": "close", "close": "open"}
 # What a text skill done to the held object leaves it, for the progress line.
@@ -81,7 +83,8 @@ class AlfworldDomain:
         return f"{subgoal} is not a valid subgoal now"
 
     def redundant(self, subgoal: Subgoal, history: Sequence[StepRecord]) -> str | None:
-        """Going back to a receptacle gone to since the last change (the room is as it was then), undoing
+        """Going back to a receptacle gone to since the last change (the room is as it was then; opening or
+        closing a receptacle changes what is seen there only, so it does not count), undoing
         the last change (putting an object back where it was just taken from, taking back what was just put,
         closing what was just opened), repeating it (switching the lamp again) or heating, cooling or
         cleaning the held object a second time. Seeing only the last k steps, the shipped adapters lost most
@@ -100,7 +103,7 @@ class AlfworldDomain:
             return f"{subgoal} was your last change already; do the next step of the task instead"
         if subgoal.skill == "go_to":
             for record in reversed(history):
-                if record is last:
+                if record.success and record.subgoal.skill not in LOOKING | OPENING:
                     return None
                 if record.subgoal == subgoal:
                     return (

@@ -54,6 +54,25 @@ def test_going_back_without_a_change_is_redundant() -> None:
     assert domain.redundant(Subgoal("go_to", ("bed 1",)), (*history, put)) is None
 
 
+def test_opening_a_receptacle_does_not_make_going_back_worth_it() -> None:
+    """Regression: after opening the fridge, the shipped adapter walked the same round of receptacles again
+    and again (open counted as a change), and the egg it had to heat, on a countertop it never reached,
+    was never found."""
+    domain = make_domain("alfworld")
+    searched = history_of(
+        ("go_to(shelf 1)", "You arrive at shelf 1. On the shelf 1, you see nothing."),
+        ("go_to(fridge 1)", "You arrive at fridge 1. The fridge 1 is closed."),
+        ("open(fridge 1)", "You open the fridge 1. The fridge 1 is open. In it, you see a lettuce 1."),
+    )
+    back = domain.redundant(Subgoal("go_to", ("shelf 1",)), searched)
+    assert back is not None and "went there after your last change" in back
+    closed = (*searched, *history_of(("close(fridge 1)", "You close the fridge 1.")))
+    assert domain.redundant(Subgoal("go_to", ("shelf 1",)), closed) is not None
+    assert domain.redundant(Subgoal("go_to", ("countertop 1",)), searched) is None
+    taken = (*searched, *history_of(("take(lettuce 1, fridge 1)", "You pick up the lettuce 1.")))
+    assert domain.redundant(Subgoal("go_to", ("shelf 1",)), taken) is None  # in hand: a change
+
+
 def test_undoing_the_last_change_is_redundant() -> None:
     """Regression: with the walks pruned, the shipped adapter lost cool and pick games putting the object
     back where it took it from and taking it again, until the budget ran out."""
