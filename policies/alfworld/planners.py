@@ -11,7 +11,6 @@ learner play while an expert labels every state it reaches: DAgger's data collec
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from policies.alfworld.episodes import DecisionHook
 from policies.planning.alfworld_domain import AlfworldView, holding
@@ -19,6 +18,7 @@ from policies.planning.decisions import DecisionTrace
 from policies.planning.domain import Subgoal
 from policies.planning.planner import Planner, PlannerError, PlanningContext, StepRecord
 from sim.alfworld import subgoal_for_command
+from sim.alfworld.text_state import SearchState, kind, search_state
 
 EXPERT_PLAN_PLANNERS = frozenset({"expert", "searcher"})
 """Planners that read ALFWorld's planner expert's plan: their env must run the expert."""
@@ -51,59 +51,7 @@ class ExpertAlfworldPlanner:
         return _subgoal(plan[0]) if plan else None
 
 
-_ARRIVE = re.compile(r"You arrive at (?:the )?([\w ]+? \d+)\.")
-_OPEN = re.compile(r"You open the ([\w ]+? \d+)\.")
-_SEEN = re.compile(r"you see (.+?)\.", re.IGNORECASE)
-_CLOSED = re.compile(r"The ([\w ]+? \d+) is closed\.")
-_MOVED = re.compile(r"^You (?:pick up|move) the ([\w ]+? \d+) (?:from|to) the")
 _FETCH = re.compile(r"^(?:take (?P<taken>.+?) from .+|use (?P<used>.+))$")
-
-
-def _things(listing: str) -> list[str]:
-    """'a bed 1, a drawer 2, and a desk 1' -> ['bed 1', 'drawer 2', 'desk 1']."""
-    if listing.startswith("nothing"):
-        return []
-    items = re.split(r",\s*(?:and\s+)?|\s+and\s+", listing)
-    return [re.sub(r"^(?:an?|the)\s+", "", item.strip()) for item in items if item.strip()]
-
-
-def _kind(name: str) -> str:
-    return name.rsplit(" ", 1)[0]
-
-
-@dataclass(frozen=True)
-class _Search:
-    """What an agent knows from the room and the game's answers so far."""
-
-    receptacles: list[str]  # in the order the room lists them
-    visited: list[str]
-    here: str | None
-    closed_here: bool
-    seen_at: dict[str, str]  # object -> receptacle where it was last seen (not those moved since)
-    visible_here: list[str]
-
-
-def _search_state(room: str, history: tuple[StepRecord, ...], last: str) -> _Search:
-    listed = _SEEN.search(room.split("Your task is to:")[0])
-    visited: list[str] = []
-    seen_at: dict[str, str] = {}
-    here: str | None = None
-    visible: list[str] = []
-    closed = False
-    for text in [r.message for r in history] + [last]:
-        arrived, opened = _ARRIVE.search(text), _OPEN.search(text)
-        if arrived:
-            here, visible, closed = arrived.group(1), [], bool(_CLOSED.search(text))
-            visited.append(here)
-        if opened:
-            here, closed = opened.group(1), False
-        if (arrived or opened) and (seen := _SEEN.search(text)) and here is not None:
-            visible = _things(seen.group(1))
-            seen_at.update((thing, here) for thing in visible)
-        if moved := _MOVED.match(text):  # in hand, or put where it belongs: not to be fetched again
-            seen_at.pop(moved.group(1), None)
-            visible = [thing for thing in visible if thing != moved.group(1)]
-    return _Search(_things(listed.group(1)) if listed else [], visited, here, closed, seen_at, visible)
 
 
 class SearchingAlfworldPlanner:
@@ -130,12 +78,13 @@ class SearchingAlfworldPlanner:
         if fetch is None:
             return _subgoal(plan[0])  # a destination: the room lists it
         wanted = fetch.group("taken") or fetch.group("used")
-        state = _search_state(context.state.room, context.history, context.state.last)
-        kind, skill = _kind(wanted), "take" if fetch.group("taken") else "toggle"
-        found = next((t for t in state.visible_here if _kind(t) == kind), None)
+        answers = [record.message for record in context.history] + [context.state.last]
+        state = search_state(context.state.room, answers)
+        wanted_kind, skill = kind(wanted), "take" if fetch.group("taken") else "toggle"
+        found = next((t for t in state.visible_here if kind(t) == wanted_kind), None)
         if found is not None and state.here is not None:
             return Subgoal(skill, (found, state.here) if skill == "take" else (found,))
-        known = next((at for thing, at in state.seen_at.items() if _kind(thing) == kind), None)
+        known = next((at for thing, at in state.seen_at.items() if kind(thing) == wanted_kind), None)
         if known is not None and known != state.here:
             return Subgoal("go_to", (known,))
         if state.closed_here and state.here is not None:
@@ -153,7 +102,7 @@ class SearchingAlfworldPlanner:
         return None
 
     @staticmethod
-    def _next_receptacle(state: _Search) -> Subgoal | None:
+    def _next_receptacle(state: SearchState) -> Subgoal | None:
         order = state.receptacles
         last = state.visited[-1] if state.visited else None
         start = order.index(last) + 1 if last in order else 0

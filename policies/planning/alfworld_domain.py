@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from policies.planning.domain import SkillParam, SkillSpec, Subgoal
 from policies.planning.planner import StepRecord
 from sim.alfworld import TEXT_SKILLS, TextSkillError, TextSubgoal, admissible_subgoals, command_for
+from sim.alfworld.text_state import named_by, search_state
 
 # What each parameter of the text skills names, for the prompt.
 PARAM_TYPES = {"recep": "receptacle", "obj": "object", "target": "object|receptacle"}
@@ -57,13 +58,18 @@ class AlfworldDomain:
         room, last = _without_task(observation.room), _without_task(observation.last)
         return room if last == room else f"{room}\nLast: {last}"
 
-    def render_progress(self, history: Sequence[StepRecord]) -> str:
-        """The object in hand and what was done to it: ALFWorld's text says so only once, when it happens,
-        and a small model that has lost it from the last k lines cools the wrong thing or wanders."""
+    def render_progress(self, instruction: str, history: Sequence[StepRecord]) -> str:
+        """The object in hand and what was done to it, and where the objects the task names were seen (not
+        those moved since). ALFWorld's text says each only once, when it happens: a small model that has
+        lost the take from the last k lines cools the wrong thing or wanders, and one that has lost the
+        sighting walks the room again for the second object of a pick-two task."""
         held, treated = holding(history)
-        if held is None:
-            return "Holding: nothing"
-        return f"Holding: {held} ({', '.join(treated)})" if treated else f"Holding: {held}"
+        held_line = "Holding: nothing" if held is None else f"Holding: {held}"
+        if treated:
+            held_line += f" ({', '.join(treated)})"
+        sightings = search_state("", [record.message for record in history]).seen_at.items()
+        seen = [f"{obj} at {at}" for obj, at in sightings if obj != held and named_by(instruction, obj)]
+        return f"{held_line}\nSeen: {', '.join(seen) or 'nothing the task names yet'}"
 
     def valid_subgoals(self, observation: AlfworldView) -> Sequence[Subgoal]:
         return tuple(Subgoal(s.skill, s.args) for s in admissible_subgoals(observation.admissible_commands))

@@ -7,9 +7,10 @@ registering it in `DOMAINS` (policies/planning/domains.py). The planner never lo
 - `skills()`: the vocabulary, each skill with its typed parameters; shown to the model in the prompt.
 - `render_observation(obs)`: the observation as text for the prompt (a scene listing, a text game's
   last observation, ...).
-- `render_progress(history)`: what the whole history implies that the observation does not show and the
-  last k history lines may no longer (ALFWorld: the object held and what was done to it; tabletop:
-  nothing, its scene shows the gripper). The `$progress` placeholder of the user template.
+- `render_progress(instruction, history)`: what the whole history implies that the observation does not
+  show and the last k history lines may no longer (ALFWorld: the object held and what was done to it, and
+  where the objects the instruction names were seen; tabletop: nothing, its scene shows the gripper).
+  The `$progress` placeholder of the user template.
 - `valid_subgoals(obs)`: every subgoal that is valid in this observation (tabletop: each skill applied to
   each combination of scene objects whose categories fit its parameters; ALFWorld: the admissible subgoals
   its bridge lists). Constrained decoding lets the model produce exactly one of these or `done()`; an
@@ -90,7 +91,7 @@ class PlanningDomain(Protocol[ObsT_contra]):
         """The observation as prompt text (may span lines)."""
         ...
 
-    def render_progress(self, history: Sequence[StepRecord]) -> str:
+    def render_progress(self, instruction: str, history: Sequence[StepRecord]) -> str:
         """What the history implies now, as prompt text ('' when the observation shows it all)."""
         ...
 

@@ -73,7 +73,7 @@ class PromptBuilder:
         values = {
             "skills": "\n".join(f"- {s.signature}: {s.description}" for s in domain.skills()),
             "observation": domain.render_observation(observation),
-            "progress": domain.render_progress(history),
+            "progress": domain.render_progress(instruction, history),
             "instruction": instruction,
             "history": render_history(history, self.history_k),
             "k": str(self.history_k),

@@ -59,7 +59,7 @@ class TabletopDomain:
         lines.append(f"- gripper: {'holding ' + holding if holding else 'empty'}")
         return "\n".join(lines)
 
-    def render_progress(self, history: Sequence[StepRecord]) -> str:
+    def render_progress(self, instruction: str, history: Sequence[StepRecord]) -> str:
         return ""  # the scene lists where every block is and what the gripper holds
 
     def valid_subgoals(self, observation: SceneState) -> Sequence[Subgoal]:

@@ -128,21 +128,55 @@ def test_repeating_the_last_change_or_a_treatment_is_redundant() -> None:
     assert domain.redundant(Subgoal("cool", ("egg 2", "fridge 1")), other) is None
 
 
+def holding_line(instruction: str, history: list[StepRecord]) -> str:
+    return make_domain("alfworld").render_progress(instruction, history).splitlines()[0]
+
+
 def test_the_prompt_says_what_is_held_and_what_was_done_to_it() -> None:
     """Regression: after take, a cool task's planner walked to the microwave: once the take had left the
     last k history lines, nothing in the prompt said the apple was in hand and not yet cooled."""
     domain = make_domain("alfworld")
+    task = "put a cool apple in microwave"
     history: list[StepRecord] = [StepRecord(Subgoal("go_to", ("fridge 1",)), True, "You arrive at fridge 1.")]
-    assert domain.render_progress(history) == "Holding: nothing"
+    assert holding_line(task, history) == "Holding: nothing"
     history.append(StepRecord(Subgoal("take", ("apple 1", "fridge 1")), True, "You pick up the apple 1."))
     history.append(StepRecord(Subgoal("heat", ("apple 1", "microwave 1")), False, "Nothing happens."))
     history += [StepRecord(Subgoal("go_to", (f"cabinet {i}",)), True, "You arrive.") for i in range(1, 6)]
-    assert domain.render_progress(history) == "Holding: apple 1"
+    assert holding_line(task, history) == "Holding: apple 1"
     history.append(StepRecord(Subgoal("cool", ("apple 1", "fridge 1")), True, "You cool the apple 1."))
-    assert domain.render_progress(history) == "Holding: apple 1 (cooled)"
+    assert holding_line(task, history) == "Holding: apple 1 (cooled)"
     view = AlfworldView("You are in the middle of a room.", "You cool the apple 1.", ())
-    task = "put a cool apple in microwave"
     _, user = PromptBuilder.for_domain(domain).messages(domain, task, view, history)
     assert "take(" not in user["content"] and "Holding: apple 1 (cooled)" in user["content"]
     history.append(StepRecord(Subgoal("put", ("apple 1", "microwave 1")), True, "You put the apple 1."))
-    assert domain.render_progress(history) == "Holding: nothing"
+    assert holding_line(task, history) == "Holding: nothing"
+
+
+def test_the_prompt_says_where_the_objects_the_task_names_were_seen() -> None:
+    """Regression: the prompt showed the game's answers to the last command only, so a mug seen two walks
+    back, or the second pillow of a pick-two task, was nowhere in it; the planner walked the room again."""
+    domain = make_domain("alfworld")
+    task = "find two pillow and put them in sofa."
+    history = list(
+        history_of(
+            ("go_to(armchair 1)", "You arrive at armchair 1. On it, you see a pillow 2, and a box 1."),
+            ("go_to(drawer 1)", "You arrive at drawer 1. The drawer 1 is closed."),
+            ("open(drawer 1)", "You open the drawer 1. The drawer 1 is open. In it, you see a pillow 1."),
+            ("go_to(bed 1)", "You arrive at bed 1. On the bed 1, you see a butterpillow 3, a pillowcase 1."),
+        )
+    )
+    # not the box, nor kinds whose names only contain the word
+    seen = "Seen: pillow 2 at armchair 1, pillow 1 at drawer 1"
+    assert domain.render_progress(task, history) == f"Holding: nothing\n{seen}"
+    history += history_of(
+        ("go_to(drawer 1)", "You arrive at drawer 1. The drawer 1 is open. In it, you see a pillow 1."),
+        ("take(pillow 1, drawer 1)", "You pick up the pillow 1 from the drawer 1."),
+    )
+    assert domain.render_progress(task, history) == "Holding: pillow 1\nSeen: pillow 2 at armchair 1"
+    history += history_of(
+        ("go_to(sofa 1)", "You arrive at sofa 1. On the sofa 1, you see nothing."),
+        ("put(pillow 1, sofa 1)", "You move the pillow 1 to the sofa 1."),
+    )
+    assert domain.render_progress(task, history) == "Holding: nothing\nSeen: pillow 2 at armchair 1"
+    nothing = domain.render_progress("heat some egg and put it in countertop.", history)
+    assert nothing == "Holding: nothing\nSeen: nothing the task names yet"
