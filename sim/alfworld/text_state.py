@@ -31,6 +31,8 @@ def kind(name: str) -> str:
 
 @dataclass(frozen=True)
 class SearchState:
+    """What an agent knows from the room and the game's answers so far."""
+
     receptacles: list[str]  # in the order the room lists them
     visited: list[str]
     here: str | None

@@ -153,8 +153,8 @@ def test_the_prompt_says_what_is_held_and_what_was_done_to_it() -> None:
 
 
 def test_the_prompt_says_where_the_objects_the_task_names_were_seen() -> None:
-    """Regression: the prompt showed the game's answers to the last command only, so a mug seen two walks
-    back, or the second pillow of a pick-two task, was nowhere in it; the planner walked the room again."""
+    """Regression: the prompt showed the game's answer to the last command only, so an object seen two walks
+    back was nowhere in it (the adapter shipped before walked on past mugs it had seen)."""
     domain = make_domain("alfworld")
     task = "find two pillow and put them in sofa."
     history = list(
