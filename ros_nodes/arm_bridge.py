@@ -24,6 +24,7 @@ from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.client import Client
 from rclpy.node import Node
 from rclpy.task import Future
+from rclpy.time import Time
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool, Float64, Float64MultiArray
 from std_srvs.srv import Trigger
@@ -44,6 +45,19 @@ class ArmReading:
     fingers: np.ndarray | None
     received: float  # monotonic
     stamp_ns: int  # the joint state's header stamp
+
+
+@dataclass(frozen=True)
+class Since:
+    """When a reset began: a reading counts as after it when it was received later and, when the world
+    itself was reset (fake hardware), is stamped no earlier than the world's answer. A reading received
+    later may still have been sent before the world reset (the old layout, the arm before going home)."""
+
+    received: float  # monotonic
+    stamp_ns: int = 0
+
+    def covers(self, received: float, stamp_ns: int) -> bool:
+        return received > self.received and stamp_ns >= self.stamp_ns
 
 
 class ArmBridge(Node):
@@ -149,7 +163,7 @@ class ArmBridge(Node):
     # --- inputs -------------------------------------------------------------------------------------------
     def _on_twist(self, msg: TwistStamped) -> None:
         now = time.monotonic()
-        stamp_ns = msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec
+        stamp_ns = Time.from_msg(msg.header.stamp).nanoseconds
         age_s = max(0.0, (self.get_clock().now().nanoseconds - stamp_ns) * 1e-9) if stamp_ns else 0.0
         t = msg.twist
         reason = self.gate.offer(
@@ -189,8 +203,7 @@ class ArmBridge(Node):
             self._joint_error = str(err)
             return
         self._joint_error = None
-        stamp_ns = msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec
-        self._arm = ArmReading(q, fingers, time.monotonic(), stamp_ns)
+        self._arm = ArmReading(q, fingers, time.monotonic(), Time.from_msg(msg.header.stamp).nanoseconds)
 
     def _on_objects(self, msg: ObjectStateArray) -> None:
         if msg.header.frame_id not in ("", self.frame_id):
@@ -314,10 +327,25 @@ class ArmBridge(Node):
         return msg
 
     # --- reset ----------------------------------------------------------------------------------------------
-    def _fresh_since(self, since: float) -> bool:
-        """A joint state and (when the world has perception) objects arrived after `since`."""
-        arm_ok = self._arm is not None and self._arm.received > since
-        return arm_ok and (self._objects is None or self._objects[1] > since)
+    def _awaited(self, since: Since, needed: frozenset[str]) -> str:
+        """What the reset still waits for: '' once a joint state came after `since` and, when the world has
+        perception or the task names objects, objects that include those the task names."""
+        arm = self._arm
+        if arm is None or not since.covers(arm.received, arm.stamp_ns):
+            return (
+                f"no joint state on {self._joint_states_topic}: is the arm's driver up? "
+                "(no arm: use_fake_hardware:=true)"
+            )
+        if self._objects is None and not needed:
+            return ""  # no perception and a task that needs none
+        if self._objects is None or not since.covers(
+            self._objects[1], Time.from_msg(self._objects[0].header.stamp).nanoseconds
+        ):
+            return f"no objects on {self._perception_topic}: is perception running?"
+        missing = needed - {obj.name for obj in self._objects[0].objects}
+        if missing:
+            return f"perception on {self._perception_topic} does not report {', '.join(sorted(missing))}"
+        return ""
 
     async def _until(self, done: Callable[[], bool], timeout_s: float) -> bool:
         """Whether `done()` held within `timeout_s`, polled on a timer: the one executor thread keeps
@@ -347,7 +375,7 @@ class ArmBridge(Node):
             reset = self.resolve_service_name(RESET_ESTOP_SERVICE)
             response.message = f"emergency stop latched: release it and call {reset} before a reset"
             return response
-        started = time.monotonic()
+        since = Since(time.monotonic())
         if self.world_reset is not None:
             service = self.world_reset.srv_name
             if not await self._until(self.world_reset.service_is_ready, self.reset_timeout_s):
@@ -369,18 +397,19 @@ class ArmBridge(Node):
                 response.message = f"world reset refused: {world.message}"
                 return response
             response.message = "world reset"
+            since = Since(since.received, Time.from_msg(world.scene.header.stamp).nanoseconds)
         else:
             response.message = (
                 "the real world is not reset: the task refers to the objects perception reports"
             )
-        if not await self._until(lambda: self._fresh_since(started), self.reset_timeout_s):
-            response.message = (
-                f"no joint state on {self._joint_states_topic} (or objects on {self._perception_topic}) "
-                f"within {self.reset_timeout_s} s: is the arm's driver up? (else use_fake_hardware:=true)"
-            )
+        task = make_task(name, seed=request.seed)
+        needed = frozenset(arg for atom in task.goal for arg in atom.args)
+        if not await self._until(lambda: not self._awaited(since, needed), self.reset_timeout_s):
+            waited = f"waited {self.reset_timeout_s} s"
+            response.message = f"reset of task {name!r}: {self._awaited(since, needed)} ({waited})"
             return response
         response.success = True
-        response.instruction = make_task(name, seed=request.seed).instruction
+        response.instruction = task.instruction
         response.scene = self._scene(time.monotonic())
         self.get_logger().info(f"reset: task {name!r} seed {request.seed}: {response.message}")
         return response

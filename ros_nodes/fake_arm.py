@@ -87,11 +87,8 @@ class FakeArmNode(Node):
 
     def _layout(self, task: str, seed: int) -> ObjectStateArray:
         state = self._world.reset(make_task(task, seed=seed))
-        msg = ObjectStateArray(
-            objects=scene_to_msg(state, self.get_clock().now().to_msg(), self.frame_id).objects
-        )
-        msg.header.frame_id = self.frame_id
-        return msg
+        scene = scene_to_msg(state, self.get_clock().now().to_msg(), self.frame_id)
+        return ObjectStateArray(header=scene.header, objects=scene.objects)
 
     def _on_joint_command(self, msg: Float64MultiArray) -> None:
         kind = "velocity" if self.interface.name == "forward_velocity" else "position"

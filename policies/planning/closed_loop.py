@@ -93,7 +93,11 @@ def run_closed_loop(
 
     while True:
         state = observe()
-        if task is not None and task.success(state):
+        try:
+            done = task is not None and task.success(state)
+        except ValueError as err:  # the goal names an object the observation lacks
+            return finish(False, f"the task's goal cannot be checked in this observation: {err}")
+        if done:
             return finish(True, f"task done after {len(history)} subgoals")
         why = ended(state) if ended is not None else None
         if why is not None:

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 
 def _known(names: Iterable[str]) -> str:
-    return ", ".join(sorted(names))
+    return ", ".join(sorted(names)) or "none"
 
 
 class UnknownTaskError(ValueError):

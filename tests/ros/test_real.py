@@ -14,7 +14,8 @@ import pytest
 from action_msgs.msg import GoalStatus
 from geometry_msgs.msg import TwistStamped
 from hgpo_msgs.action import ExecuteSubgoal, RunTask
-from hgpo_msgs.msg import SceneState
+from hgpo_msgs.msg import ObjectStateArray, SceneState
+from hgpo_msgs.srv import ResetScene
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool, Float64MultiArray
 from std_srvs.srv import Trigger
@@ -24,6 +25,7 @@ from ros_nodes.estop import latched_qos
 from ros_nodes.launcher.parse import parse_launch_file
 from ros_nodes.launcher.spec import ParamValue
 from ros_nodes.waiting import wait_for
+from sim.tabletop import make_task
 from sim.tabletop.model import HOME_QPOS
 from tests.processes import Captured
 from tests.ros.conftest import REPO
@@ -319,3 +321,50 @@ def test_arm_joints_not_in_the_model_are_a_configuration_error(ros_env) -> None:
     bridge = start("arm_bridge", ros_env, "bad_config", "arm_joints:=[a, b]")
     assert bridge.wait(timeout=60) == 2
     assert "error: arm_joints a, b not in the model; its joints: joint1" in bridge.output
+
+
+def test_a_reset_waits_for_perception_to_report_the_tasks_objects(ros_env, test_node) -> None:
+    """Perception is its own DDS match: a reset answered before it was heard from had a scene without the
+    task's objects, and the planner crashed judging the goal (CI, 2026-12-03). Here perception reaches the
+    bridge only through the test's relay, switched on for the second reset."""
+    ns = "late_perception"
+    hardware = ("joint_states_topic:=joint_states", "command_topic:=commands", "gripper_topic:=gripper")
+    nodes = [
+        start("fake_arm", ros_env, ns, *hardware, "perception_topic:=camera_objects"),
+        start(
+            "arm_bridge",
+            ros_env,
+            ns,
+            *hardware,
+            "perception_topic:=objects",
+            f"world_reset_service:=/{ns}/fake_arm/reset_world",
+            "reset_timeout_s:=2.0",
+        ),
+    ]
+    try:
+        relay = threading.Event()
+        out = test_node.create_publisher(ObjectStateArray, f"/{ns}/objects", 10)
+        test_node.create_subscription(
+            ObjectStateArray, f"/{ns}/camera_objects", lambda m: relay.is_set() and out.publish(m), 10
+        )
+        scenes = Watch(test_node, SceneState, f"/{ns}/scene_state", flag=lambda m: bool(m.objects))
+        client = test_node.create_client(ResetScene, f"/{ns}/reset_scene")
+        assert client.wait_for_service(timeout_sec=DISCOVERY_S), "reset_scene never appeared"
+        scenes.next()  # the bridge hears the arm
+
+        def reset() -> ResetScene.Response:
+            request = ResetScene.Request(task="reach", seed=2)
+            return wait_for(client.call_async(request), DISCOVERY_S, "reset_scene")
+
+        response = reset()
+        assert not response.success and not response.scene.objects
+        assert f"no objects on /{ns}/objects: is perception running?" in response.message, response.message
+        relay.set()
+        assert scenes.flagged.wait(DISCOVERY_S), "perception never reached the bridge through the relay"
+        response = reset()
+        assert response.success, response.message
+        target = make_task("reach", seed=2).goal[0].args[0]
+        assert target in {obj.name for obj in response.scene.objects}
+    finally:
+        for node in nodes:
+            assert node.stop(timeout=20) == 0, node.output
