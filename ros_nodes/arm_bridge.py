@@ -328,16 +328,14 @@ class ArmBridge(Node):
 
     # --- reset ----------------------------------------------------------------------------------------------
     def _awaited(self, since: Since, needed: frozenset[str]) -> str:
-        """What the reset still waits for: '' once a joint state came after `since` and, when the world has
-        perception or the task names objects, objects that include those the task names."""
+        """What the reset still waits for: '' once a joint state and objects that include those the task
+        names (every task names some) came after `since`."""
         arm = self._arm
         if arm is None or not since.covers(arm.received, arm.stamp_ns):
             return (
                 f"no joint state on {self._joint_states_topic}: is the arm's driver up? "
                 "(no arm: use_fake_hardware:=true)"
             )
-        if self._objects is None and not needed:
-            return ""  # no perception and a task that needs none
         if self._objects is None or not since.covers(
             self._objects[1], Time.from_msg(self._objects[0].header.stamp).nanoseconds
         ):
