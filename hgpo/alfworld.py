@@ -206,7 +206,10 @@ def eval_main(argv: list[str]) -> int:
             **summary,
             "episodes": [
                 {
-                    **{k: getattr(r, k) for k in ("game", "task_type", "won", "steps", "wall_s", "message")},
+                    **{
+                        k: getattr(r, k)
+                        for k in ("game", "task_type", "task", "won", "steps", "wall_s", "message")
+                    },
                     "subgoals": [
                         {"subgoal": str(s.subgoal), "success": s.success, "message": s.message}
                         for s in r.history
