@@ -140,7 +140,7 @@ def demo_record(
         "task": instruction,
         "observation": view.last,
         "history": [[str(s.subgoal), s.message] for s in history],
-        "admissible_subgoals": [str(s) for s in valid_now(domain, view, history)],
+        "admissible_subgoals": [str(s) for s in valid_now(domain, view, instruction, history)],
         "expert_subgoal": str(subgoal),
         "messages": [dict(m) for m in messages],
     }

@@ -38,7 +38,8 @@ class _Recorder:
                 "observation": self.domain.render_observation(state),
                 "history": [[format_subgoal(s.subgoal), s.message] for s in self.history],
                 "admissible_subgoals": [
-                    format_subgoal(s) for s in valid_now(self.domain, state, self.history)
+                    format_subgoal(s)
+                    for s in valid_now(self.domain, state, self.task.instruction, self.history)
                 ],
                 "expert_subgoal": format_subgoal(subgoal),
                 "messages": [dict(m) for m in messages],

@@ -19,9 +19,10 @@ registering it in `DOMAINS` (policies/planning/domains.py). The planner never lo
   in the gripper; a domain without such a rule returns True).
 - `explain_invalid(subgoal, obs)`: why a subgoal that is not in that set is invalid, in words the model
   can act on (unknown object, wrong argument type, ... and what is valid instead).
-- `redundant(subgoal, history)`: why a valid subgoal could only repeat what the history already did
-  (ALFWorld: going back to a receptacle seen since the last change), or None. `valid_now` drops these
-  from the valid set, so a model that sees only the last k steps cannot walk in circles.
+- `futile(subgoal, instruction, history)`: why a valid subgoal cannot bring the task closer (ALFWorld:
+  going back to a receptacle seen since the last change, undoing a put the task asks for, taking an object
+  it does not name), or None. `valid_now` drops these from the valid set, so a model that sees only the
+  last k steps cannot walk in circles or wander off the task.
 - `prompt`: the stem of the prompt templates in policies/planning/prompts/ (`<prompt>.system.txt`,
   `<prompt>.user.txt`), so each world words its role and rules itself.
 
@@ -107,18 +108,19 @@ class PlanningDomain(Protocol[ObsT_contra]):
         """Why `subgoal` (not among `valid_subgoals`) is invalid, and what is valid instead."""
         ...
 
-    def redundant(self, subgoal: Subgoal, history: Sequence[StepRecord]) -> str | None:
-        """Why `subgoal` would only repeat what `history` already did, or None when it may help."""
+    def futile(self, subgoal: Subgoal, instruction: str, history: Sequence[StepRecord]) -> str | None:
+        """Why `subgoal` cannot bring `instruction` closer after `history` (it repeats or undoes what was
+        done, or does what the task never needs), or None when it may help."""
         ...
 
 
 def valid_now(
-    domain: PlanningDomain[ObsT], observation: ObsT, history: Sequence[StepRecord]
+    domain: PlanningDomain[ObsT], observation: ObsT, instruction: str, history: Sequence[StepRecord]
 ) -> list[Subgoal]:
-    """The domain's valid subgoals less the redundant ones; all of them when every one is redundant (the
+    """The domain's valid subgoals less the futile ones; all of them when every one is futile (the
     model must still be able to answer)."""
     valid = list(domain.valid_subgoals(observation))
-    useful = [subgoal for subgoal in valid if domain.redundant(subgoal, history) is None]
+    useful = [subgoal for subgoal in valid if domain.futile(subgoal, instruction, history) is None]
     return useful or valid
 
 

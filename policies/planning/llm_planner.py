@@ -42,13 +42,13 @@ class LLMPlanner:
 
     def next_subgoal(self, context: PlanningContext[Any]) -> Subgoal | None:
         observation = context.state
-        valid = valid_now(self.domain, observation, context.history)
+        valid = valid_now(self.domain, observation, context.instruction, context.history)
         finish = self.domain.finish_allowed(observation)
         choices = [format_subgoal(subgoal) for subgoal in valid] + ([DONE] if finish else [])
         messages = self.prompts.messages(self.domain, context.instruction, observation, context.history)
 
         def explain(subgoal: Subgoal) -> str:
-            why = self.domain.redundant(subgoal, context.history)
+            why = self.domain.futile(subgoal, context.instruction, context.history)
             return why or self.domain.explain_invalid(subgoal, observation)
 
         attempts: list[Attempt] = []

@@ -94,5 +94,5 @@ class TabletopDomain:
             return f"{subgoal}: the gripper holds nothing; pick {subgoal.args[0]} first"
         return f"{subgoal} is not a valid subgoal in this scene"
 
-    def redundant(self, subgoal: Subgoal, history: Sequence[StepRecord]) -> str | None:
+    def futile(self, subgoal: Subgoal, instruction: str, history: Sequence[StepRecord]) -> str | None:
         return None  # the scene shows everything a subgoal changes; a repeat is the loop guard's to catch

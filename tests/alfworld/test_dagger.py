@@ -32,7 +32,7 @@ class BackwardsWalker:
     def next_subgoal(self, context: PlanningContext[AlfworldView]) -> Subgoal | None:
         if len(context.history) == self.walks:
             return None
-        valid = valid_now(AlfworldDomain(), context.state, context.history)
+        valid = valid_now(AlfworldDomain(), context.state, context.instruction, context.history)
         return [s for s in valid if s.skill == "go_to"][-1]
 
 
@@ -62,7 +62,7 @@ def test_the_learner_plays_and_the_searcher_labels_every_state_it_reaches(
     assert [history for _, history, _ in labels] == [(), tuple(result.history[:1]), tuple(result.history)]
     for view, history, label in labels:  # what the searcher itself says at the state the learner reached
         assert label == searcher.next_subgoal(PlanningContext(result.task, view, history))
-        assert label in valid_now(AlfworldDomain(), view, history)
+        assert label in valid_now(AlfworldDomain(), view, result.task, history)
     assert labels[0][2] != walked[0]  # the learner strayed, and the label says where the searcher would go
 
 

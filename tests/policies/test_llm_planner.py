@@ -160,7 +160,7 @@ def test_done_is_a_choice_and_an_empty_scene_still_decodes(tiny: TransformersMod
 
 def test_constrained_alfworld_answers_never_walk_back_without_a_change(tiny: TransformersModel) -> None:
     """Whatever the model prefers (a random tiny one), a receptacle gone to since the last change is not
-    among the answers (the domain's `redundant`; regression for the shipped adapter's walking in circles),
+    among the answers (the domain's `futile`; regression for the shipped adapter's walking in circles),
     nor is done() in a game not won (regression: the shipped adapter forfeited two games by saying it)."""
     from policies.planning.alfworld_domain import AlfworldView
     from tests.alfworld_history import AT_SHELF, ROOM, WALKED, history_of
