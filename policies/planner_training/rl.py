@@ -141,7 +141,14 @@ def update(
     max_grad_norm: float,
     seed: int,
 ) -> dict[str, float]:
-    """`rl.epochs` passes of the clipped objective over the batch in shuffled minibatches."""
+    """`rl.epochs` passes of the clipped objective over the batch in shuffled minibatches.
+
+    Skipped (`train/skipped`) when every advantage is zero before the optimizer's first step: the policy is
+    then still its reference, where the surrogate and the k3 KL both have zero gradient (and AdamW here no
+    weight decay), so the passes would return it unchanged after minutes of forward and backward. That is
+    the case of an adapter whose sampled episodes are all equally good."""
+    if not batch.advantages.any() and not optimizer.state:
+        return {"train/loss": 0.0, "train/kl": 0.0, "train/clip_fraction": 0.0, "train/skipped": 1.0}
     started = time.perf_counter()
     order = list(range(len(batch.examples)))
     random.Random(seed).shuffle(order)  # fixed minibatches across epochs: old/ref log-probs computed once

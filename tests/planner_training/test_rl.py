@@ -8,6 +8,7 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 import yaml  # type: ignore[import-untyped]
@@ -17,6 +18,7 @@ from policies.planner_training.config import (
     CONFIG_DIR,
     LoraSettings,
     RewardWeights,
+    RLSettings,
     RolloutSettings,
     from_mapping,
 )
@@ -47,6 +49,39 @@ def test_clipped_token_level_objective_by_hand() -> None:
     assert float(loss) == pytest.approx(expected, rel=1e-6)
     assert stats["kl"] == pytest.approx(sum(kl) / 3, rel=1e-6)
     assert stats["clip_fraction"] == pytest.approx(1 / 3)
+
+
+def test_an_update_whose_advantages_are_all_zero_at_the_reference_is_skipped(tiny_planner_dir: Path) -> None:
+    """Every sampled episode equally good (an adapter that wins them all): before the first step the policy
+    is its reference, the objective's gradient is exactly zero, and minutes of passes are skipped. Once a
+    step has moved the policy, the KL term has gradient and the update runs."""
+    policy = load_policy(str(tiny_planner_dir), "", LoraSettings(r=4, alpha=8, dropout=0.0))
+    examples = chat_examples(
+        policy,
+        "You plan the next subgoal of a tabletop task.",
+        [
+            ("Put the red block on the left plate.", "pick(red_block)"),
+            ("Holding red_block.", "place(red_block, left_plate)"),
+        ],
+    )
+    old, ref = rl.anchor_logprobs(policy, examples)
+    logp, _, mask = token_logprobs(policy.model, collate(examples, policy.pad_id))
+    loss, _ = pg_loss(logp, old, ref, torch.zeros(len(examples)), mask, clip=0.2, kl_coef=0.02)
+    loss.backward()
+    assert all(float(p.grad.abs().max()) == 0.0 for p in policy.parameters() if p.grad is not None)
+
+    start = policy.trainable_state()
+    optimizer = torch.optim.AdamW(policy.parameters(), lr=0.05, weight_decay=0.0)
+    settings = RLSettings(epochs=2, minibatch=1)
+    zero = rl.Batch(examples, np.zeros(len(examples)))
+    assert rl.update(policy, optimizer, zero, settings, 1.0, seed=0)["train/skipped"] == 1.0
+    assert not optimizer.state
+    assert all(torch.equal(p, start[n]) for n, p in policy.trainable_state().items())
+
+    moved = rl.update(policy, optimizer, rl.Batch(examples, np.array([1.0, -1.0])), settings, 1.0, seed=0)
+    assert "train/skipped" not in moved and optimizer.state
+    after = rl.update(policy, optimizer, zero, settings, 1.0, seed=1)
+    assert "train/skipped" not in after and after["train/kl"] > 0
 
 
 def test_dpo_loss_by_hand() -> None:
