@@ -1,8 +1,14 @@
-"""`hgpo bench skills`: how the race's outcomes become speed-ups (the runs themselves take minutes to hours)."""
+"""`hgpo bench skills`: how the race's outcomes become speed-ups, and a short real race on FetchReach."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+import pytest
+
 from hgpo.bench.skills import Outcome, _speedups
+from hgpo.cli import main as hgpo_main
 
 
 def _outcome(learner: str, reached: bool, train_time_s: float) -> Outcome:
@@ -30,3 +36,16 @@ def test_no_speedup_when_ours_never_reached_the_target() -> None:
     outcomes = [_outcome("hgpo", False, 5000.0), _outcome("stable-baselines3", True, 450.0)]
     assert _speedups(outcomes, "FetchPush-v4") == {}
     assert _speedups(outcomes, "FetchReach-v4") == {}
+
+
+def test_the_peer_gets_a_multiple_of_our_time_to_the_target(tmp_path: Path) -> None:
+    """A real race on FetchReach: ours reaches 95%, the peer trains for half that time (the factor), misses,
+    and the JSON says ours was at least about 0.5x as fast: a lower bound, not a ratio of two arrivals."""
+    out = tmp_path / "skills.json"
+    argv = ["bench", "skills", "--tasks", "FetchReach", "--learners", "sb3", "hgpo", "--budget-s", "300"]
+    assert hgpo_main([*argv, "--peer-budget-factor", "0.5", "--json", str(out)]) == 0
+    results = json.loads(out.read_text())["results"]
+    runs = {run["learner"]: run for run in results["runs"]}
+    assert runs["hgpo"]["reached"] and not runs["stable-baselines3"]["reached"]
+    speedup = results["speedup"]["FetchReach"]["stable-baselines3"]
+    assert speedup["lower_bound"] and speedup["ratio"] == pytest.approx(0.5, abs=0.1)
