@@ -10,10 +10,15 @@ from pathlib import Path
 from typing import Any
 
 
+def _cell(value: Any) -> str:
+    """Floats to three significant digits, but never in exponent form past 999 (4800 s, not 4.8e+03)."""
+    if isinstance(value, float):
+        return f"{value:.0f}" if abs(value) >= 1000 else f"{value:.3g}"
+    return str(value)
+
+
 def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    cells = [[str(h) for h in headers]] + [
-        [f"{c:.3g}" if isinstance(c, float) else str(c) for c in r] for r in rows
-    ]
+    cells = [[str(h) for h in headers]] + [[_cell(c) for c in r] for r in rows]
     widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
     lines = [
         "  ".join(
