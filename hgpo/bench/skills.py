@@ -237,6 +237,8 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=Path, default=Path("runs/bench/skills.json"))
     args = parser.parse_args(argv)
+    if args.peer_budget_factor is not None and args.peer_budget_factor <= 0:
+        parser.error(f"--peer-budget-factor must be > 0, got {args.peer_budget_factor}")
     budgets = dict(zip(args.tasks, args.budget_s + args.budget_s[-1:] * len(args.tasks), strict=False))
     eval_every = {name: args.eval_every or TASKS[name].eval_every for name in args.tasks}
     os.environ.setdefault("MUJOCO_GL", "egl")

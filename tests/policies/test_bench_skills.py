@@ -49,3 +49,9 @@ def test_the_peer_gets_a_multiple_of_our_time_to_the_target(tmp_path: Path) -> N
     assert runs["hgpo"]["reached"] and not runs["stable-baselines3"]["reached"]
     speedup = results["speedup"]["FetchReach"]["stable-baselines3"]
     assert speedup["lower_bound"] and speedup["ratio"] == pytest.approx(0.5, abs=0.1)
+
+
+def test_a_peer_budget_factor_that_is_not_positive_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        hgpo_main(["bench", "skills", "--tasks", "FetchReach", "--peer-budget-factor", "0"])
+    assert exit_info.value.code == 2 and "--peer-budget-factor must be > 0" in capsys.readouterr().err
