@@ -1,22 +1,26 @@
 """`hgpo bench skills`: our SAC+HER against stable-baselines3's SAC + HerReplayBuffer on Fetch tasks.
 
 Both learners train on gymnasium-robotics' FetchReach-v4 / FetchPush-v4 (environments nobody here wrote) on
-this machine, one after the other, each with one torch thread. Every `eval_every` env steps each is evaluated
-with the same protocol (deterministic actions, `eval_episodes` fresh episodes, success at the last step);
-the clock is paused while evaluating. A run stops at the first evaluation reaching the target success rate,
-or when its time budget runs out, which the table reports as "not reached". The peer (`sb3`) uses the tuned
-hyperparameters of rl-baselines3-zoo (the reference people start from), with its observation normalization;
-`sb3-defaults` is the same peer with stable-baselines3's own SAC defaults, a lighter network and batch that
-suit a CPU better than the zoo's Push settings, which were tuned on a GPU.
+this machine, one after the other, each with one torch thread (`--side-by-side`: at the same time, one core
+each). Every `eval_every` env steps each is evaluated with the same protocol (deterministic actions,
+`eval_episodes` fresh episodes, success at the last step); the clock is paused while evaluating. A run stops
+at the first evaluation reaching the target success rate, or when its time budget runs out, which the table
+reports as "not reached". The peer (`sb3`) uses the tuned hyperparameters of rl-baselines3-zoo (the
+reference people start from), with its observation normalization; `sb3-defaults` is the same peer with
+stable-baselines3's own SAC defaults, a lighter network and batch that suit a CPU better than the zoo's Push
+settings, which were tuned on a GPU.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
+import multiprocessing
 import os
 import tempfile
 import time
 from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -92,6 +96,35 @@ class Outcome:
     """Wall-clock seconds of training (evaluations excluded) up to that point."""
     final_success: float
     curve: list[tuple[int, float]]
+    started_at: float = 0.0
+    """Wall-clock time (epoch seconds) the run started and ended: whether learners overlapped."""
+    ended_at: float = 0.0
+
+
+OURS_MISSED = -1.0
+OURS_FAILED = 0.0
+"""What a side-by-side race's shared record of ours holds, besides NaN while ours trains and its time to the
+target once reached: ours ran out of budget, or ours raised (the race is void and the peers stop)."""
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Training seconds a run may use. In a side-by-side race with a factor, a peer's budget follows ours as
+    ours trains: open until ours ends, then `factor` times ours' time to the target, or `fixed_s` where ours
+    missed it. Read at every env step, so a peer stops within a step of it."""
+
+    fixed_s: float
+    factor: float | None = None
+    ours_s: Any = None
+    """The race's shared record of ours (a multiprocessing.Value holding a double), if racing."""
+
+    def seconds(self) -> float:
+        ours = math.nan if self.ours_s is None else float(self.ours_s.value)
+        if ours == OURS_FAILED:
+            return 0.0
+        if self.factor is None or ours == OURS_MISSED:
+            return self.fixed_s
+        return math.inf if math.isnan(ours) else self.factor * ours
 
 
 def _evaluate_sb3(model: Any, normalizer: Any, env_id: str, episodes: int, seed: int) -> float:
@@ -112,7 +145,7 @@ def _evaluate_sb3(model: Any, normalizer: Any, env_id: str, episodes: int, seed:
 
 
 def run_peer(
-    task: Task, learner: str, budget_s: float, eval_every: int, eval_episodes: int, seed: int
+    task: Task, learner: str, budget: Budget, eval_every: int, eval_episodes: int, seed: int
 ) -> Outcome:
     """stable-baselines3 SAC + HerReplayBuffer with the settings `learner` names (sb3: the zoo's,
     sb3-defaults: its own), evaluated every eval_every steps until target or budget.
@@ -137,12 +170,13 @@ def run_peer(
         **(task.peer if learner == "sb3" else SB3_DEFAULTS),
     )
     curve: list[tuple[int, float]] = []
+    started_at = time.time()
     clock = {"train": 0.0, "since": time.perf_counter()}
 
     class Evaluate(BaseCallback):
         def _on_step(self) -> bool:
             trained_s = clock["train"] + time.perf_counter() - clock["since"]
-            if self.num_timesteps % eval_every and trained_s < budget_s:
+            if self.num_timesteps % eval_every and trained_s < budget.seconds():
                 return True
             clock["train"] = trained_s
             success = _evaluate_sb3(self.model, env, task.env_id, eval_episodes, seed + 10_000)
@@ -152,11 +186,21 @@ def run_peer(
                 f"{clock['train']:.0f} s, success {success:.2f}"
             )
             clock["since"] = time.perf_counter()
-            return success < task.target and clock["train"] < budget_s
+            return success < task.target and clock["train"] < budget.seconds()
 
     model.learn(total_timesteps=10**8, callback=Evaluate())
     reached = bool(curve) and curve[-1][1] >= task.target
-    return Outcome(PEERS[learner], task.env_id, reached, curve[-1][0], clock["train"], curve[-1][1], curve)
+    return Outcome(
+        PEERS[learner],
+        task.env_id,
+        reached,
+        curve[-1][0],
+        clock["train"],
+        curve[-1][1],
+        curve,
+        started_at,
+        time.time(),
+    )
 
 
 def run_ours(task: Task, budget_s: float, eval_every: int, eval_episodes: int, seed: int) -> Outcome:
@@ -174,6 +218,7 @@ def run_ours(task: Task, budget_s: float, eval_every: int, eval_episodes: int, s
             checkpoint_every=10**9,
         ),
     )
+    started_at = time.time()
     with tempfile.TemporaryDirectory(prefix="hgpo-bench-skills-") as tmp:
         runner = OffPolicyRunner(config, Path(tmp) / task.config, progress=False)
         summary = runner.learn()
@@ -181,8 +226,86 @@ def run_ours(task: Task, budget_s: float, eval_every: int, eval_episodes: int, s
     reached = summary.reached_target_at is not None
     steps = summary.reached_target_at if summary.reached_target_at is not None else summary.env_steps
     return Outcome(
-        "hgpo", task.env_id, reached, steps, summary.train_time_s, summary.final.success_rate, curve
+        "hgpo",
+        task.env_id,
+        reached,
+        steps,
+        summary.train_time_s,
+        summary.final.success_rate,
+        curve,
+        started_at,
+        time.time(),
     )
+
+
+_OURS_S: Any = None
+"""In a side-by-side worker: the race's shared record of ours' time to the target (`Budget.ours_s`)."""
+
+
+def _join_race(ours_s: Any) -> None:
+    global _OURS_S
+    _OURS_S = ours_s
+
+
+def _run_on_core(
+    core: int,
+    learner: str,
+    task: Task,
+    budget_s: float,
+    factor: float | None,
+    eval_every: int,
+    eval_episodes: int,
+    seed: int,
+) -> Outcome:
+    """One learner of a side-by-side race, alone on `core`; ours publishes its result as soon as it ends."""
+    import torch
+
+    os.sched_setaffinity(0, {core})
+    torch.set_num_threads(1)
+    if learner != "hgpo":
+        return run_peer(task, learner, Budget(budget_s, factor, _OURS_S), eval_every, eval_episodes, seed)
+    try:
+        outcome = run_ours(task, budget_s, eval_every, eval_episodes, seed)
+    except BaseException:
+        _OURS_S.value = OURS_FAILED
+        raise
+    _OURS_S.value = outcome.train_time_s if outcome.reached else OURS_MISSED
+    return outcome
+
+
+def race_side_by_side(
+    task: Task,
+    learners: Sequence[str],
+    budget_s: float,
+    factor: float | None,
+    eval_every: int,
+    eval_episodes: int,
+    seed: int,
+) -> list[Outcome]:
+    """All learners at once, each in its own process pinned to its own core, so none shares a core and a
+    peer given F times our time ends F times our time after the start instead of after ours. Without ours
+    in the race there is no time to multiply, and each peer gets `budget_s`."""
+    context = multiprocessing.get_context("spawn")
+    ours_s = context.Value("d", math.nan)
+    cores = sorted(os.sched_getaffinity(0))
+    with ProcessPoolExecutor(
+        len(learners), mp_context=context, initializer=_join_race, initargs=(ours_s,)
+    ) as pool:
+        futures = [
+            pool.submit(
+                _run_on_core,
+                core,
+                learner,
+                task,
+                budget_s,
+                factor if "hgpo" in learners else None,
+                eval_every,
+                eval_episodes,
+                seed,
+            )
+            for core, learner in zip(cores, learners, strict=False)
+        ]
+        return [future.result() for future in futures]
 
 
 def _speedups(outcomes: list[Outcome], env_id: str) -> dict[str, dict[str, Any]]:
@@ -229,6 +352,13 @@ def main(argv: Sequence[str]) -> int:
         "reached it), so one run decides 'ours at least F x faster' at the least cost",
     )
     parser.add_argument(
+        "--side-by-side",
+        action="store_true",
+        help="train a task's learners at the same time, each on its own core (no more learners than cores), "
+        "so with --peer-budget-factor F the race ends F times our time after it starts instead of 1 + F "
+        "times it per peer",
+    )
+    parser.add_argument(
         "--eval-every",
         type=int,
         help="env steps between evaluations (default: 500 for Reach, 5000 for Push)",
@@ -239,6 +369,12 @@ def main(argv: Sequence[str]) -> int:
     args = parser.parse_args(argv)
     if args.peer_budget_factor is not None and args.peer_budget_factor <= 0:
         parser.error(f"--peer-budget-factor must be > 0, got {args.peer_budget_factor}")
+    cores = len(os.sched_getaffinity(0))
+    if args.side_by_side and len(args.learners) > cores:
+        parser.error(
+            f"--side-by-side trains each learner on its own core: {len(args.learners)} learners, but only "
+            f"{cores} core(s) here; name fewer --learners"
+        )
     budgets = dict(zip(args.tasks, args.budget_s + args.budget_s[-1:] * len(args.tasks), strict=False))
     eval_every = {name: args.eval_every or TASKS[name].eval_every for name in args.tasks}
     os.environ.setdefault("MUJOCO_GL", "egl")
@@ -250,6 +386,12 @@ def main(argv: Sequence[str]) -> int:
     for name in args.tasks:
         task = TASKS[name]
         budget, every = budgets[name], eval_every[name]
+        if args.side_by_side:
+            print(f"{' and '.join(learners)} side by side on {task.env_id} (target {task.target:.0%}) ...")
+            outcomes += race_side_by_side(
+                task, learners, budget, args.peer_budget_factor, every, args.eval_episodes, args.seed
+            )
+            continue
         for learner in learners:
             print(f"{learner} on {task.env_id} (target {task.target:.0%}, budget {budget:.0f} s) ...")
             if learner == "hgpo":
@@ -258,7 +400,7 @@ def main(argv: Sequence[str]) -> int:
                 if args.peer_budget_factor and ours.reached:
                     budget = args.peer_budget_factor * ours.train_time_s
             else:
-                outcomes.append(run_peer(task, learner, budget, every, args.eval_episodes, args.seed))
+                outcomes.append(run_peer(task, learner, Budget(budget), every, args.eval_episodes, args.seed))
 
     rows = []
     for o in outcomes:
