@@ -103,15 +103,15 @@ class Outcome:
 
 OURS_MISSED = -1.0
 OURS_FAILED = 0.0
-"""What a side-by-side race's shared record of ours holds, besides NaN while ours trains and its time to the
+"""What a race's shared record of ours holds, besides NaN while ours trains and its time to the
 target once reached: ours ran out of budget, or ours raised (the race is void and the peers stop)."""
 
 
 @dataclass(frozen=True)
 class Budget:
-    """Training seconds a run may use. In a side-by-side race with a factor, a peer's budget follows ours as
-    ours trains: open until ours ends, then `factor` times ours' time to the target, or `fixed_s` where ours
-    missed it. Read at every env step, so a peer stops within a step of it."""
+    """Training seconds a run may use. With a factor, a peer's budget follows ours: open until ours ends
+    (side by side, ours is still training), then `factor` times ours' time to the target, or `fixed_s` where
+    ours missed it. Read at every env step, so a peer stops within a step of it."""
 
     fixed_s: float
     factor: float | None = None
@@ -238,8 +238,29 @@ def run_ours(task: Task, budget_s: float, eval_every: int, eval_episodes: int, s
     )
 
 
+def run_learner(
+    learner: str,
+    task: Task,
+    budget: Budget,
+    eval_every: int,
+    eval_episodes: int,
+    seed: int,
+) -> Outcome:
+    """One learner of a race: a peer trains within `budget`; ours within its fixed seconds, then records its
+    result in `budget.ours_s`, which the peers' budgets read (in turn, or side by side as it ends)."""
+    if learner != "hgpo":
+        return run_peer(task, learner, budget, eval_every, eval_episodes, seed)
+    try:
+        outcome = run_ours(task, budget.fixed_s, eval_every, eval_episodes, seed)
+    except BaseException:
+        budget.ours_s.value = OURS_FAILED
+        raise
+    budget.ours_s.value = outcome.train_time_s if outcome.reached else OURS_MISSED
+    return outcome
+
+
 _OURS_S: Any = None
-"""In a side-by-side worker: the race's shared record of ours' time to the target (`Budget.ours_s`)."""
+"""In a side-by-side worker: the race's shared record of ours (`Budget.ours_s`), inherited at spawn."""
 
 
 def _join_race(ours_s: Any) -> None:
@@ -257,20 +278,12 @@ def _run_on_core(
     eval_episodes: int,
     seed: int,
 ) -> Outcome:
-    """One learner of a side-by-side race, alone on `core`; ours publishes its result as soon as it ends."""
+    """One learner of a side-by-side race, alone on `core`."""
     import torch
 
     os.sched_setaffinity(0, {core})
     torch.set_num_threads(1)
-    if learner != "hgpo":
-        return run_peer(task, learner, Budget(budget_s, factor, _OURS_S), eval_every, eval_episodes, seed)
-    try:
-        outcome = run_ours(task, budget_s, eval_every, eval_episodes, seed)
-    except BaseException:
-        _OURS_S.value = OURS_FAILED
-        raise
-    _OURS_S.value = outcome.train_time_s if outcome.reached else OURS_MISSED
-    return outcome
+    return run_learner(learner, task, Budget(budget_s, factor, _OURS_S), eval_every, eval_episodes, seed)
 
 
 def race_side_by_side(
@@ -283,8 +296,7 @@ def race_side_by_side(
     seed: int,
 ) -> list[Outcome]:
     """All learners at once, each in its own process pinned to its own core, so none shares a core and a
-    peer given F times our time ends F times our time after the start instead of after ours. Without ours
-    in the race there is no time to multiply, and each peer gets `budget_s`."""
+    peer given F times our time ends F times our time after the start instead of after ours."""
     context = multiprocessing.get_context("spawn")
     ours_s = context.Value("d", math.nan)
     cores = sorted(os.sched_getaffinity(0))
@@ -298,7 +310,7 @@ def race_side_by_side(
                 learner,
                 task,
                 budget_s,
-                factor if "hgpo" in learners else None,
+                factor,
                 eval_every,
                 eval_episodes,
                 seed,
@@ -383,24 +395,21 @@ def main(argv: Sequence[str]) -> int:
     torch.set_num_threads(1)
     outcomes: list[Outcome] = []
     learners = sorted(args.learners, key=lambda learner: learner != "hgpo")  # ours first: its time sets F x
+    factor = args.peer_budget_factor if "hgpo" in learners else None  # without ours, no time to multiply
     for name in args.tasks:
         task = TASKS[name]
         budget, every = budgets[name], eval_every[name]
         if args.side_by_side:
             print(f"{' and '.join(learners)} side by side on {task.env_id} (target {task.target:.0%}) ...")
             outcomes += race_side_by_side(
-                task, learners, budget, args.peer_budget_factor, every, args.eval_episodes, args.seed
+                task, learners, budget, factor, every, args.eval_episodes, args.seed
             )
             continue
+        race_budget = Budget(budget, factor, multiprocessing.Value("d", math.nan))
         for learner in learners:
-            print(f"{learner} on {task.env_id} (target {task.target:.0%}, budget {budget:.0f} s) ...")
-            if learner == "hgpo":
-                ours = run_ours(task, budget, every, args.eval_episodes, args.seed)
-                outcomes.append(ours)
-                if args.peer_budget_factor and ours.reached:
-                    budget = args.peer_budget_factor * ours.train_time_s
-            else:
-                outcomes.append(run_peer(task, learner, Budget(budget), every, args.eval_episodes, args.seed))
+            seconds = budget if learner == "hgpo" else race_budget.seconds()
+            print(f"{learner} on {task.env_id} (target {task.target:.0%}, budget {seconds:.0f} s) ...")
+            outcomes.append(run_learner(learner, task, race_budget, every, args.eval_episodes, args.seed))
 
     rows = []
     for o in outcomes:
