@@ -81,7 +81,18 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--planner", default="llm", help="planner backend: llm | expert (default: %(default)s)"
     )
-    parser.add_argument("--task", default="all", help="tabletop task name, or all (default: %(default)s)")
+    parser.add_argument(
+        "--task",
+        default="all",
+        help="tabletop task name, or a group: all, templated (the five single-skill tasks), compositions "
+        "(default: %(default)s)",
+    )
+    parser.add_argument(
+        "--split",
+        choices=("train", "heldout"),
+        help="instructions from this grammar split: heldout phrasings (and, for compositions, held-out "
+        "combinations) are never trained on (default: each task's canonical sentence)",
+    )
     parser.add_argument("--episodes", type=int, default=10, help="seeds per task (default: %(default)s)")
     parser.add_argument("--seed-start", type=int, default=0, help="first seed (default: %(default)s)")
     parser.add_argument("--json", type=Path, help="also write the metrics to this file")
@@ -99,6 +110,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--temperature", type=float, help="sample at this temperature (default: greedy)")
     parser.add_argument("--threads", type=int, help=LLMConfig.help("threads"))
+    parser.add_argument("--device", help=LLMConfig.help("device"))
     parser.add_argument(
         "--max-subgoals", type=int, default=10, help="fail an episode after this many subgoals (sort needs 8)"
     )
@@ -121,7 +133,7 @@ def _llm_config(args: argparse.Namespace) -> LLMConfig:
     config = LLMConfig.from_mapping(llm_settings_from_yaml(args.config))
     overrides: dict[str, Any] = {
         name: getattr(args, name)
-        for name in ("model", "backend", "adapter", "threads")
+        for name in ("model", "backend", "adapter", "threads", "device")
         if getattr(args, name) is not None
     }
     if args.no_constraints:
@@ -138,20 +150,18 @@ def main(argv: list[str]) -> int:
     from policies.evaluation import run_episode
     from policies.planning import DecisionLog, LoopConfig, PlannerError, make_planner
     from policies.planning.backends import ModelError
-    from sim.tabletop import SKILLS, TASKS, TabletopWorld, WorldConfig, make_task
+    from sim.tabletop import SKILLS, TabletopWorld, UnknownTaskError, WorldConfig, make_task, task_names
 
     hold = args.physics_rate / args.control_rate if args.control_rate > 0 else 0.0
     if args.episodes < 1 or args.max_subgoals < 1 or hold < 1 or abs(hold - round(hold)) > 1e-9:
         parser.error("episodes and max-subgoals must be >= 1; the control rate must divide the physics rate")
-    tasks = list(TASKS) if args.task == "all" else [args.task]
     try:
-        for name in tasks:
-            make_task(name, 0)
+        tasks = list(task_names(args.task))
         policy = make_skill_policy(args.skills, SkillPolicyConfig(model_dir=args.skill_dir))
         llm = _llm_config(args)
         print(f"loading planner {args.planner!r} ...", flush=True)
         planner = make_planner(args.planner, llm)
-    except (ValueError, ModelError, PlannerError) as err:
+    except (UnknownTaskError, ValueError, ModelError, PlannerError) as err:
         print(f"hgpo eval-planner: error: {err}", file=sys.stderr)
         return 2
     run_dir = (
@@ -161,6 +171,7 @@ def main(argv: list[str]) -> int:
     config = {
         "planner": args.planner,
         "tasks": tasks,
+        "split": args.split,
         "episodes": args.episodes,
         "seed_start": args.seed_start,
         "max_subgoals": args.max_subgoals,
@@ -181,7 +192,13 @@ def main(argv: list[str]) -> int:
         bar = tqdm(jobs, desc="episodes", unit="ep")
         for name, seed in bar:
             result = run_episode(
-                world, make_task(name, seed), planner, policy, action_hold=round(hold), loop=loop, log=log
+                world,
+                make_task(name, seed, split=args.split),
+                planner,
+                policy,
+                action_hold=round(hold),
+                loop=loop,
+                log=log,
             )
             episodes.append(result)
             record = {k: v for k, v in asdict(result).items() if k != "decisions"}

@@ -39,6 +39,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--demos", nargs="+", help="BC: demonstration JSONL files or planner decision logs")
     parser.add_argument("--seed", type=int)
+    parser.add_argument("--device", help="torch device of rollouts and updates: cpu (default), cuda, cuda:N")
     parser.add_argument(
         "--iterations", type=int, help="RL iterations (rl.iterations) or DPO rounds (dpo.rounds)"
     )
@@ -79,7 +80,7 @@ def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
 
 def _overrides(args: argparse.Namespace, parser: argparse.ArgumentParser, algo: str) -> dict[str, Any]:
     overrides: dict[str, Any] = {}
-    for name in ("algo", "domain", "model", "adapter", "seed"):
+    for name in ("algo", "domain", "model", "adapter", "seed", "device"):
         if getattr(args, name) is not None:
             overrides[name] = getattr(args, name)
     if args.demos:

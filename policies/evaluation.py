@@ -30,6 +30,7 @@ class EpisodeResult:
     sim_time: float  # simulated seconds
     wall_time: float  # wall-clock seconds
     decisions: tuple[Decision, ...] = field(default=())  # every planner call, with prompt, output, latency
+    instruction: str = ""
 
 
 def run_episode(
@@ -48,9 +49,12 @@ def run_episode(
     started = time.perf_counter()
     world.reset(task)
     steps = 0
+    broken: list[str] = []  # a subgoal whose skill the instruction rules out ends the task as failed
 
     def execute(subgoal: Subgoal) -> StepRecord:
         nonlocal steps
+        if task.forbids(subgoal.skill) and not broken:
+            broken.append(f"{subgoal} uses {subgoal.skill}, which the instruction rules out")
         result = execute_subgoal(world, subgoal, policy, subgoal_timeout_s, action_hold)
         steps += result.steps
         return StepRecord(subgoal, result.success, result.message)
@@ -65,15 +69,17 @@ def run_episode(
         on_event=on_event,
         log=log,
         meta={"task": task.name, "seed": task.seed},
+        ended=lambda _state: broken[0] if broken else None,
     )
     return EpisodeResult(
         task=task.name,
         seed=task.seed,
-        success=outcome.success,
-        message=outcome.message,
+        success=outcome.success and not broken,
+        message=f"instruction broken: {broken[0]}" if broken else outcome.message,
         subgoals=tuple(outcome.history),
         steps=steps,
         sim_time=world.state().time,
         wall_time=time.perf_counter() - started,
         decisions=tuple(outcome.decisions),
+        instruction=task.instruction,
     )

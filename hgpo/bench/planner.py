@@ -23,7 +23,7 @@ from tqdm import tqdm
 from hgpo.bench.report import table, write_json
 from policies.planner_training import rl
 from policies.planner_training.config import PlannerTrainConfig, RolloutSettings
-from policies.planner_training.data import Example, collate
+from policies.planner_training.data import Example
 from policies.planner_training.model import Policy, load_policy, token_logprobs
 from policies.planner_training.rollouts import make_arena
 
@@ -74,7 +74,7 @@ def update_rate(policy: Policy, examples: list[Example], minibatch: int, share: 
     started = time.perf_counter()
     for start in range(0, len(examples), minibatch):
         chunk = examples[start : start + minibatch]
-        logp, _, mask = token_logprobs(policy.model, collate(chunk, policy.pad_id, share_prefix=share))
+        logp, _, mask = token_logprobs(policy.model, policy.collate(chunk, share_prefix=share))
         (-(logp.sum() / mask.sum())).backward()
         tokens += sum(len(e.prompt_ids) + len(e.answer_ids) for e in chunk)
     seconds = time.perf_counter() - started

@@ -56,6 +56,7 @@ from sim.tabletop import (
     Subgoal,
     SubgoalError,
     expert_action,
+    obstacle_top,
     releasing,
     travel_waypoint,
 )
@@ -191,7 +192,7 @@ class OnnxSkillPolicy:
             return self.act(Subgoal("reach", (obj,)), state)  # the approach: hover above the object first
         achieved = TABLETOP_SKILLS[learned].achieved(state, obj).astype(np.float32)
         if learned != "push":  # pushes stay on the table
-            goal = travel_waypoint(achieved, goal)
+            goal = travel_waypoint(achieved, goal, clear_of=obstacle_top(state))
         lifting_off = achieved[2] < START_Z[0] and np.all(goal[:2] == achieved[:2])  # the path's first leg
         if learned == "reach" and lifting_off:
             return expert_action(subgoal, state)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import torch
 
 from policies.planner_training.config import BCSettings
-from policies.planner_training.data import IGNORE, Example, collate
+from policies.planner_training.data import IGNORE, Example
 from policies.planner_training.model import Policy, answer_logits, token_logprobs
 from policies.stop_request import never
 
@@ -24,7 +24,7 @@ class Validation:
 
 def answer_nll(policy: Policy, examples: Sequence[Example]) -> torch.Tensor:
     """Mean negative log-likelihood of the answer tokens (the BC loss)."""
-    logp, _entropy, mask = token_logprobs(policy.model, collate(examples, policy.pad_id))
+    logp, _entropy, mask = token_logprobs(policy.model, policy.collate(examples))
     return -logp.sum() / mask.sum()
 
 
@@ -33,7 +33,7 @@ def validate(policy: Policy, examples: Sequence[Example], batch_size: int) -> Va
     policy.model.eval()
     total = tokens = exact = 0.0
     for start in range(0, len(examples), batch_size):
-        batch = collate(examples[start : start + batch_size], policy.pad_id)
+        batch = policy.collate(examples[start : start + batch_size])
         logits = answer_logits(policy.model, batch).float()
         mask = batch["labels"] != IGNORE
         logp = torch.log_softmax(logits, -1).gather(-1, batch["labels"].clamp(min=0)[..., None])[..., 0]

@@ -50,7 +50,11 @@ class RolloutSettings:
     """Where episodes start and how they run (in-process, the planner node's closed loop)."""
 
     tasks: tuple[str, ...] = ("reach", "pick_place", "push", "stack", "sort")
-    """tabletop: the tasks to train and evaluate on."""
+    """tabletop: the tasks (or groups: templated, compositions, all) to train and evaluate on."""
+    train_split: str = ""
+    """tabletop: grammar split of the training states' instructions: "" (canonical sentences) or train."""
+    eval_split: str = ""
+    """tabletop: grammar split of the evaluation states: "" (canonical sentences) or heldout."""
     train_seeds: int = 200
     """tabletop: training initial states are seeds 0..train_seeds-1 of each task."""
     eval_seed_start: int = 10_000
@@ -165,6 +169,8 @@ class PlannerTrainConfig:
     """torch CPU threads, rollouts and updates. More than one only pays on cores no other process is
     using: on a busy machine every op of the pool waits at its barrier for a descheduled thread, and
     batch-1 decoding (hundreds of small ops per token) slowed ~6x with 2 threads on 2 busy cores."""
+    device: str = "cpu"
+    """torch device of rollouts and updates (cuda on a GPU machine)."""
     history_k: int = 4
     """Subgoals of history in the prompt, as the planner's `llm.history_k`."""
     eval_every: int = 10

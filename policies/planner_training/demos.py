@@ -13,6 +13,7 @@ from policies.planning import ExpertPlannerBackend, LoopConfig, StepRecord, Tabl
 from policies.planning.domain import valid_now
 from policies.planning.prompting import PromptBuilder
 from sim.tabletop import Subgoal, TabletopWorld, Task, WorldConfig, make_task
+from sim.tabletop.phrasing import Split
 
 
 class _Recorder:
@@ -34,6 +35,8 @@ class _Recorder:
             {
                 "task": self.task.name,
                 "seed": self.task.seed,
+                "phrasing": self.task.phrasing,
+                "split": self.task.split,
                 "instruction": self.task.instruction,
                 "observation": self.domain.render_observation(state),
                 "history": [[format_subgoal(s.subgoal), s.message] for s in self.history],
@@ -48,17 +51,22 @@ class _Recorder:
 
 
 def tabletop_demonstrations(
-    tasks: Sequence[str], seeds: Sequence[int], history_k: int = 4, max_subgoals: int = 10
+    tasks: Sequence[str],
+    seeds: Sequence[int],
+    history_k: int = 4,
+    max_subgoals: int = 10,
+    split: Split | None = None,
 ) -> Iterator[tuple[bool, list[dict[str, Any]]]]:
     """Per (task, seed): whether the expert solved it and one record per decision it made. The loop ends
-    when the task succeeds, so no decision after success (a closing done()) is ever asked for."""
+    when the task succeeds, so no decision after success (a closing done()) is ever asked for. `split`
+    draws the instructions from that grammar split (None: the canonical sentences)."""
     prompts = PromptBuilder.for_domain(TabletopDomain(), history_k)
     world = TabletopWorld(WorldConfig(control_dt=0.01))
     policy = ExpertSkillPolicy()
     loop = LoopConfig(max_subgoals=max_subgoals)
     for name in tasks:
         for seed in seeds:
-            task = make_task(name, seed)
+            task = make_task(name, seed, split=split)
             recorder = _Recorder(world, task, prompts)
             result = run_episode(
                 world, task, ExpertPlannerBackend(), policy, action_hold=4, loop=loop, on_event=recorder

@@ -24,7 +24,7 @@ import torch
 from torch.nn import functional
 
 from policies.planner_training.config import DPOSettings
-from policies.planner_training.data import Example, collate, encode_text
+from policies.planner_training.data import Example, encode_text
 from policies.planner_training.model import Policy, token_logprobs
 from policies.planner_training.rollouts import Episode, sampled_from
 
@@ -82,10 +82,10 @@ def trajectory_logprobs(
     policy: Policy, trajectories: Sequence[Sequence[Example]], minibatch: int
 ) -> torch.Tensor:
     """Sum of answer-token log-probabilities over each trajectory's decisions: (len(trajectories),)."""
-    total = torch.zeros(len(trajectories))
+    total = torch.zeros(len(trajectories), device=policy.device)
     for examples, owner in _minibatches(trajectories, minibatch):
-        logp, _, _ = token_logprobs(policy.model, collate(examples, policy.pad_id))
-        total.index_add_(0, owner, logp.sum(-1))
+        logp, _, _ = token_logprobs(policy.model, policy.collate(examples))
+        total.index_add_(0, owner.to(policy.device), logp.sum(-1))
     return total
 
 
@@ -104,8 +104,8 @@ def dpo_backward(
     weights = torch.autograd.grad(loss, (chosen, rejected))
     for side, weight in zip(sides, weights, strict=True):
         for examples, owner in _minibatches(side, minibatch):
-            logp, _, _ = token_logprobs(policy.model, collate(examples, policy.pad_id))
-            (logp.sum(-1) * weight[owner]).sum().backward()
+            logp, _, _ = token_logprobs(policy.model, policy.collate(examples))
+            (logp.sum(-1) * weight[owner.to(policy.device)]).sum().backward()
     return loss.detach(), stats
 
 

@@ -3,7 +3,7 @@ and the frozen reference (the starting adapter, or the base model when training 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,7 +14,7 @@ from peft import LoraConfig, PeftModel, get_peft_model
 from transformers import DynamicCache
 
 from policies.planner_training.config import LoraSettings
-from policies.planner_training.data import IGNORE
+from policies.planner_training.data import IGNORE, Example, collate
 from policies.planning.backends import ModelError
 from policies.planning.backends.transformers_lm import load_causal_lm, resolve_adapter
 
@@ -34,6 +34,14 @@ class Policy:
             if self.tokenizer.pad_token_id is not None
             else self.tokenizer.eos_token_id
         )
+
+    @property
+    def device(self) -> torch.device:
+        return self.model.device
+
+    def collate(self, examples: Sequence[Example], share_prefix: bool = True) -> dict[str, torch.Tensor]:
+        """`data.collate` on the model's device."""
+        return {k: v.to(self.device) for k, v in collate(examples, self.pad_id, share_prefix).items()}
 
     def parameters(self) -> list[torch.nn.Parameter]:
         return [p for p in self.model.parameters() if p.requires_grad]
@@ -89,10 +97,11 @@ def _targets(model: torch.nn.Module, lora: LoraSettings) -> str | list[str]:
     return names
 
 
-def load_policy(model: str, adapter: str, lora: LoraSettings) -> Policy:
-    """The base model with a trainable adapter: a copy of `adapter` (also kept frozen as the reference)
-    or, without one, a fresh LoRA (the reference is then the base model)."""
+def load_policy(model: str, adapter: str, lora: LoraSettings, device: str = "cpu") -> Policy:
+    """The base model on `device` with a trainable adapter: a copy of `adapter` (also kept frozen as the
+    reference) or, without one, a fresh LoRA (the reference is then the base model)."""
     tokenizer, base = load_causal_lm(model)
+    base = base.to(device)
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
     if adapter:
@@ -157,7 +166,7 @@ def token_logprobs(
 def allowed_mask(allowed_ids: torch.Tensor, shape: torch.Size) -> torch.Tensor:
     """Boolean (batch, span, vocab): the listed ids of each position, or every token where none are listed."""
     listed = allowed_ids >= 0
-    counts = torch.zeros(shape, dtype=torch.int32).scatter_add_(
+    counts = torch.zeros(shape, dtype=torch.int32, device=allowed_ids.device).scatter_add_(
         -1, allowed_ids.clamp(min=0), listed.to(torch.int32)
     )
     return (counts > 0) | ~listed.any(-1, keepdim=True)

@@ -24,7 +24,7 @@ import torch
 
 from policies.planner_training.advantages import Steps, advantages
 from policies.planner_training.config import PlannerTrainConfig, RewardWeights, RLSettings
-from policies.planner_training.data import Example, collate, encode_text
+from policies.planner_training.data import Example, encode_text
 from policies.planner_training.model import Policy, token_logprobs
 from policies.planner_training.rollouts import Arena, Episode, StepData, episode_steps, play_episodes
 from policies.planning import LLMConfig, LLMPlanner, make_domain
@@ -51,6 +51,7 @@ def play(
         temperature=config.rollout.temperature,
         seed=seed,
         threads=config.threads,
+        device=config.device,
         history_k=config.history_k,
     )
     policy.model.eval()
@@ -126,7 +127,7 @@ def anchor_logprobs(policy: Policy, examples: Sequence[Example]) -> tuple[torch.
     """Answer-token log-probabilities of one minibatch under the policy as it is now (the "old" policy of
     the ratio) and under the frozen reference."""
     policy.model.eval()
-    batch = collate(examples, policy.pad_id)
+    batch = policy.collate(examples)
     old, _, _ = token_logprobs(policy.model, batch)
     with policy.reference():
         ref, _, _ = token_logprobs(policy.model, batch)
@@ -161,9 +162,9 @@ def update(
     policy.model.eval()  # no dropout: the ratio compares like with like
     for _ in range(rl.epochs):
         for indices, examples, anchor in zip(groups, fixed, anchors, strict=True):
-            tensors = collate(examples, policy.pad_id)
+            tensors = policy.collate(examples)
             logp, entropy, mask = token_logprobs(policy.model, tensors)
-            adv = torch.tensor(batch.advantages[indices], dtype=torch.float32)
+            adv = torch.tensor(batch.advantages[indices], dtype=torch.float32, device=policy.device)
             loss, stats = pg_loss(logp, anchor[0], anchor[1], adv, mask, rl.clip, rl.kl_coef)
             optimizer.zero_grad()
             loss.backward()

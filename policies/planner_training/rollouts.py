@@ -93,11 +93,14 @@ class TabletopArena:
 
     def __init__(self, settings: RolloutSettings) -> None:
         from policies.control import SkillPolicyConfig, make_skill_policy
-        from sim.tabletop import TASKS, TabletopWorld, WorldConfig
+        from sim.tabletop import TabletopWorld, WorldConfig, task_names
 
-        unknown = sorted(set(settings.tasks) - set(TASKS))
-        if unknown or not settings.tasks:
-            raise ValueError(f"unknown tabletop tasks {unknown}; known: {', '.join(TASKS)}")
+        if not settings.tasks:
+            raise ValueError("rollout.tasks is empty: name tabletop tasks or groups (templated, ...)")
+        for split in (settings.train_split, settings.eval_split):
+            if split not in ("", "train", "heldout"):
+                raise ValueError(f"unknown grammar split {split!r}; known: train, heldout ('' for canonical)")
+        self.tasks = [task for name in settings.tasks for task in task_names(name)]
         self.settings = settings
         self.worlds = Pool(lambda: TabletopWorld(WorldConfig(control_dt=0.01)))
         skill_dir = Path(settings.skill_dir) if settings.skill_dir else None
@@ -105,21 +108,22 @@ class TabletopArena:
         self.loop = LoopConfig(max_subgoals=settings.budget("tabletop"))
 
     def train_states(self) -> list[str]:
-        return [f"{task}:{seed}" for task in self.settings.tasks for seed in range(self.settings.train_seeds)]
+        split = self.settings.train_split
+        return [f"{task}:{seed}:{split}" for task in self.tasks for seed in range(self.settings.train_seeds)]
 
     def eval_states(self, per_kind: int) -> list[str]:
-        start = self.settings.eval_seed_start
-        return [f"{task}:{seed}" for task in self.settings.tasks for seed in range(start, start + per_kind)]
+        start, split = self.settings.eval_seed_start, self.settings.eval_split
+        return [f"{task}:{seed}:{split}" for task in self.tasks for seed in range(start, start + per_kind)]
 
     def play(self, state: str, planner: Planner) -> Episode:
         from policies.evaluation import run_episode
         from sim.tabletop import make_task
 
-        task, seed = state.rsplit(":", 1)
+        task, seed, split = (*state.split(":"), "")[:3]  # "task:seed[:split]"
         with self.worlds.take() as world:
             result = run_episode(
                 world,
-                make_task(task, int(seed)),
+                make_task(task, int(seed), split=split or None),  # type: ignore[arg-type]
                 planner,
                 self.policy,
                 subgoal_timeout_s=self.settings.subgoal_timeout_s,

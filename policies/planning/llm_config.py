@@ -43,6 +43,10 @@ class LLMConfig:
             "help": "torch CPU threads (0: torch's default, all cores); 1 suits a CPU shared with the sim"
         },
     )
+    device: str = field(
+        default="cpu",
+        metadata={"help": "transformers: torch device of the model (cpu, cuda, cuda:1, ...)"},
+    )
     history_k: int = field(
         default=4, metadata={"help": "the prompt shows this many of the last executed subgoals"}
     )

@@ -7,13 +7,17 @@ placing that block. Without these rules the zero-shot SmolLM2-135M picked foreve
 done() with a block in the gripper, stopped there.
 
 The scene text names each object, its category and what it rests on, and what the gripper holds: the
-relations a plan depends on. Coordinates are left out: grounding turns names into positions, and a small
-model reads a shorter prompt faster and better."""
+relations a plan depends on, and the progress of a goal made of them (which blocks are on which plate or
+block already). Instructions may also name a block by where it is ("the block closest to the right plate",
+"the leftmost block"), so the blocks on the table are listed in those orders too. Coordinates are left out:
+grounding turns names into positions, and a small model reads orders better than numbers."""
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
+
+import numpy as np
 
 from policies.planning.domain import SkillParam, SkillSpec
 from policies.planning.planner import StepRecord
@@ -41,6 +45,19 @@ def _held_block(state: SceneState) -> str | None:
     return next((name for name in state.names("block") if held(state, name)), None)
 
 
+def _orders(state: SceneState, blocks: Sequence[str]) -> list[str]:
+    """The blocks from the robot's left (+y) to its right, and by distance to each plate, nearest first."""
+    xy = {name: state.object(name).position[:2] for name in blocks}
+    lines = [
+        f"- blocks on the table from left to right: {', '.join(sorted(blocks, key=lambda n: -xy[n][1]))}"
+    ]
+    for plate in state.names("plate"):
+        centre = state.object(plate).position[:2]
+        nearest = sorted(blocks, key=lambda n: float(np.linalg.norm(xy[n] - centre)))
+        lines.append(f"- blocks on the table from nearest to farthest from {plate}: {', '.join(nearest)}")
+    return lines
+
+
 class TabletopDomain:
     """Skills from `sim.tabletop.SKILLS`; objects and their categories from the SceneState."""
 
@@ -52,11 +69,16 @@ class TabletopDomain:
 
     def render_observation(self, observation: SceneState) -> str:
         lines = []
+        on_table = []
         for name, obj in observation.objects.items():
-            where = "" if obj.category == "plate" else f": {_support(observation, name)}"
-            lines.append(f"- {name} ({obj.category}){where}")
+            support = "" if obj.category == "plate" else _support(observation, name)
+            lines.append(f"- {name} ({obj.category}){': ' + support if support else ''}")
+            if support == "on the table":
+                on_table.append(name)
         holding = _held_block(observation)
         lines.append(f"- gripper: {'holding ' + holding if holding else 'empty'}")
+        if on_table:
+            lines.extend(_orders(observation, on_table))
         return "\n".join(lines)
 
     def render_progress(self, instruction: str, history: Sequence[StepRecord]) -> str:

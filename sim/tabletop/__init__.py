@@ -21,6 +21,7 @@ from sim.tabletop.experts import (
     ExpertConfig,
     action_to_command,
     expert_action,
+    obstacle_top,
     releasing,
     travel_waypoint,
 )
@@ -38,13 +39,14 @@ from sim.tabletop.skills import (
     subgoal_succeeded,
 )
 from sim.tabletop.state import ObjectState, SceneState
-from sim.tabletop.tasks import TASKS, Atom, Task, TaskSpec, make_task
+from sim.tabletop.tasks import TASK_GROUPS, TASKS, Atom, Task, TaskSpec, make_task, task_names
 from sim.tabletop.world import TabletopWorld, WorldConfig
 
 __all__ = [
     "PREDICATES",
     "SKILLS",
     "TASKS",
+    "TASK_GROUPS",
     "ArgumentTypeError",
     "ArityError",
     "Atom",
@@ -73,7 +75,9 @@ __all__ = [
     "goal_distance",
     "ground",
     "make_task",
+    "obstacle_top",
     "releasing",
     "subgoal_succeeded",
+    "task_names",
     "travel_waypoint",
 ]

@@ -32,6 +32,11 @@ class ExpertConfig:
     """Normalized speed per metre of position error: full speed beyond 1/gain."""
     cruise_height: float = 0.14
     """Height above the table of horizontal moves, clear of stacked blocks."""
+    stack_clearance: float = 0.02
+    """Horizontal moves also pass this high above their goal point, so a block carried to the top of a tall
+    tower does not sweep into it."""
+    obstacle_clearance: float = 0.04
+    """...and this high above the tallest block top in the scene, so the fingers clear a tower's top."""
     travel_tolerance: float = 0.02
     """Within this horizontal distance of a point, go straight to it instead of via the cruise height."""
     grasp_xy_tolerance: float = 0.012
@@ -73,21 +78,34 @@ def _toward(point: np.ndarray, goal: np.ndarray, config: ExpertConfig) -> np.nda
     return velocity / speed if speed > 1.0 else velocity
 
 
-def travel_waypoint(point: np.ndarray, goal: np.ndarray, config: ExpertConfig | None = None) -> np.ndarray:
+def obstacle_top(state: SceneState) -> float:
+    """Height of the highest top face among the blocks not in the gripper (the table's without any)."""
+    tops = [state.objects[n].top_z for n in state.names("block") if not held(state, n)]
+    return max(tops, default=TABLE_TOP_Z)
+
+
+def travel_waypoint(
+    point: np.ndarray, goal: np.ndarray, config: ExpertConfig | None = None, clear_of: float = TABLE_TOP_Z
+) -> np.ndarray:
     """Where `point` heads next on its way to `goal`: the goal itself when close, else straight up to the
-    cruise height, then across at it, so that a move never sweeps through the blocks on the table."""
+    cruise height, then across at it, so that a move never sweeps through the blocks on the table or a tower
+    whose top is at `clear_of` (`obstacle_top`)."""
     config = config or ExpertConfig()
     if np.linalg.norm(goal[:2] - point[:2]) <= config.travel_tolerance:
         return goal
-    cruise = max(TABLE_TOP_Z + config.cruise_height, float(goal[2]))
+    cruise = max(
+        TABLE_TOP_Z + config.cruise_height,
+        float(goal[2]) + config.stack_clearance,
+        clear_of + config.obstacle_clearance,
+    )
     if point[2] < cruise - config.travel_tolerance:
         return np.array([point[0], point[1], cruise], dtype=goal.dtype)
     return np.array([goal[0], goal[1], cruise], dtype=goal.dtype)
 
 
-def _travel(point: np.ndarray, goal: np.ndarray, config: ExpertConfig) -> np.ndarray:
+def _travel(point: np.ndarray, goal: np.ndarray, config: ExpertConfig, state: SceneState) -> np.ndarray:
     """Velocity bringing `point` to `goal`: straight when close, else up, across at cruise height, down."""
-    return _toward(point, travel_waypoint(point, goal, config), config)
+    return _toward(point, travel_waypoint(point, goal, config, obstacle_top(state)), config)
 
 
 def _action(velocity: np.ndarray, gripper: float) -> np.ndarray:
@@ -95,7 +113,7 @@ def _action(velocity: np.ndarray, gripper: float) -> np.ndarray:
 
 
 def _reach(state: SceneState, goal: np.ndarray, config: ExpertConfig, obj: str) -> np.ndarray:
-    return _action(_travel(state.ee_position, goal, config), OPEN)
+    return _action(_travel(state.ee_position, goal, config, state), OPEN)
 
 
 def _grasp(state: SceneState, config: ExpertConfig, obj: str) -> np.ndarray:
@@ -108,7 +126,7 @@ def _grasp(state: SceneState, config: ExpertConfig, obj: str) -> np.ndarray:
         if state.gripper_width < 0.5 * width:  # closed on nothing: back off upwards and retry
             return _action(BACK_OFF, OPEN)
         return _action(np.zeros(3), CLOSE)
-    velocity = _travel(ee, grasp, config)
+    velocity = _travel(ee, grasp, config, state)
     if state.gripper_width < width + config.open_margin and offset[2] < 0:
         velocity[2] = 0.0  # wait above the block until the fingers are open
     return _action(velocity, OPEN)
@@ -151,7 +169,7 @@ def _place(state: SceneState, goal: np.ndarray, config: ExpertConfig, obj: str, 
     if not held(state, obj):  # dropped or never picked: grasp it again
         return _grasp(state, config, obj)
     position = state.object(obj).position
-    return _action(_travel(position, goal, config), CLOSE)
+    return _action(_travel(position, goal, config, state), CLOSE)
 
 
 def _push(state: SceneState, goal: np.ndarray, config: ExpertConfig, obj: str, plate: str) -> np.ndarray:
@@ -175,7 +193,7 @@ def _push(state: SceneState, goal: np.ndarray, config: ExpertConfig, obj: str, p
         velocity = np.array([*velocity_xy, config.gain * (push_z - ee[2])])
         return _action(velocity, CLOSE)
     start = block.position[:2] - (contact + config.push_gap) * direction
-    return _action(_travel(ee, np.array([*start, push_z]), config), CLOSE)
+    return _action(_travel(ee, np.array([*start, push_z]), config, state), CLOSE)
 
 
 Expert = Callable[..., np.ndarray]

@@ -9,6 +9,9 @@ import numpy as np
 
 from sim.tabletop.model import BLOCKS, PLATE_SIZE, PLATES
 
+SLOT_SPACING = 0.06
+"""Distance between neighbouring placement slots along a plate's long side (m)."""
+
 
 @dataclass(frozen=True)
 class Layout:
@@ -59,11 +62,15 @@ def sample_blocks(
     plates: Mapping[str, tuple[float, float]],
     accept: BlockFilter | None = None,
     order: tuple[str, ...] = BLOCKS,
+    fixed: Mapping[str, tuple[float, float, float]] | None = None,
 ) -> Layout:
-    """Place blocks in `order` by rejection: never overlapping each other or a plate, and as `accept` says."""
-    placed: dict[str, np.ndarray] = {}
-    yaws: dict[str, float] = {}
+    """Place blocks in `order` by rejection: never overlapping each other or a plate, and as `accept` says.
+    Blocks in `fixed` (x, y, yaw) are already placed (on a plate, say); the others keep clear of them."""
+    placed = {name: np.array(pose[:2]) for name, pose in (fixed or {}).items()}
+    yaws = {name: pose[2] for name, pose in (fixed or {}).items()}
     for name in order:
+        if name in placed:
+            continue
         for _ in range(ranges.max_tries):
             xy = np.array([rng.uniform(*ranges.block_x), rng.uniform(*ranges.block_y)])
             if (
@@ -78,6 +85,31 @@ def sample_blocks(
             raise RuntimeError(f"could not place {name} in {ranges.max_tries} tries; loosen LayoutRanges")
     blocks = {name: (float(placed[name][0]), float(placed[name][1]), yaws[name]) for name in BLOCKS}
     return Layout(blocks=blocks, plates=dict(plates))
+
+
+def slot_offsets(length: float = PLATE_SIZE[1]) -> np.ndarray:
+    """Offsets along a plate's long side (y) of its placement slots, centred on the plate."""
+    count = max(1, int(length // SLOT_SPACING))
+    return (np.arange(count) - (count - 1) / 2) * SLOT_SPACING
+
+
+def on_plates(
+    rng: np.random.Generator,
+    ranges: LayoutRanges,
+    plates: Mapping[str, tuple[float, float]],
+    slots: Mapping[str, tuple[str, int]],
+) -> Layout:
+    """Blocks that start on plates, {block: (plate, slot index)}, the others sampled on the table."""
+    offsets = slot_offsets()
+    fixed = {
+        block: (
+            plates[plate][0],
+            plates[plate][1] + float(offsets[index]),
+            float(rng.uniform(-ranges.block_yaw, ranges.block_yaw)),
+        )
+        for block, (plate, index) in slots.items()
+    }
+    return sample_blocks(rng, ranges, plates, fixed=fixed)
 
 
 def sample_layout(rng: np.random.Generator, ranges: LayoutRanges) -> Layout:

@@ -13,14 +13,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from sim.tabletop.errors import ArgumentTypeError, ArityError, UnknownSkillError
+from sim.tabletop.layout import slot_offsets
 from sim.tabletop.model import TABLE_TOP_Z
 from sim.tabletop.predicates import above, held, hover_point, lifted, on
 from sim.tabletop.state import Category, SceneState
 
 PICK_HEIGHT = 0.08
 """A picked object's lower face is raised to this height above the table (m)."""
-SLOT_SPACING = 0.06
-"""Distance between neighbouring placement slots along a plate's long side (m)."""
 SLOT_CLEARANCE = 0.045
 """A slot is free when no other block's centre lies within this distance of it (m)."""
 
@@ -73,9 +72,8 @@ class Skill:
 def plate_slots(state: SceneState, plate: str) -> np.ndarray:
     """Centres (n, 2) of the placement slots along a plate's long side (y)."""
     base = state.object(plate)
-    count = max(1, int(base.size[1] // SLOT_SPACING))
-    offsets = (np.arange(count) - (count - 1) / 2) * SLOT_SPACING
-    return base.position[:2] + np.stack([np.zeros(count), offsets], axis=1)
+    offsets = slot_offsets(float(base.size[1]))
+    return base.position[:2] + np.stack([np.zeros(len(offsets)), offsets], axis=1)
 
 
 def free_slot(state: SceneState, obj: str, plate: str) -> np.ndarray:

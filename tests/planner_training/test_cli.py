@@ -30,6 +30,33 @@ def test_tabletop_demos_writes_solved_episodes(tmp_path: Path, capsys: pytest.Ca
     assert "wrote 2 records from 1/1" in capsys.readouterr().out
 
 
+def test_tabletop_demos_draw_from_the_training_split(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from sim.tabletop.phrasing import PHRASINGS
+
+    out = tmp_path / "demos.jsonl"
+    args = ["tabletop-demos", "--out", str(out), "--tasks", "reach", "relational", "--split", "train"]
+    assert hgpo([*args, "--seeds", "3"]) == 0
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    held_out = {p.id for family in PHRASINGS.values() for p in family if p.split == "heldout"}
+    assert {r["task"] for r in records} == {"reach", "relational"}
+    assert all(r["split"] == "train" and r["phrasing"] not in held_out for r in records)
+    assert hgpo(["tabletop-demos", "--out", str(out), "--tasks", "towers"]) == 2
+    assert "unknown task 'towers'" in capsys.readouterr().err
+
+
+def test_eval_planner_on_held_out_compositions(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = tmp_path / "run"
+    args = ["eval-planner", "--planner", "expert", "--task", "compositions", "--split", "heldout"]
+    assert hgpo([*args, "--episodes", "1", "--skills", "expert", "--run-dir", str(run)]) == 0
+    metrics = json.loads((run / "metrics.json").read_text())
+    assert metrics["config"]["split"] == "heldout" and metrics["success_rate"] == 1.0
+    assert set(metrics["per_task"]) == {"multi_place", "tower", "clear_plate", "swap", "relational"}
+    episodes = [json.loads(line) for line in (run / "episodes.jsonl").read_text().splitlines()]
+    assert all(e["instruction"] for e in episodes)
+
+
 def test_train_planner_bc_end_to_end(
     tiny_planner_dir: Path, tabletop_demos: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

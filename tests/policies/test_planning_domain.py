@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from policies.control import ExpertSkillPolicy, execute_subgoal
@@ -63,9 +65,48 @@ def test_render_observation_and_vocabulary(world: TabletopWorld) -> None:
     text = domain.render_observation(state)
     for name, obj in state.objects.items():
         assert f"- {name} ({obj.category})" in text
-    assert "on the table" in text and text.endswith("- gripper: empty")
+    assert "on the table" in text and "- gripper: empty\n- blocks on the table from left to right: " in text
     signatures = [spec.signature for spec in domain.skills()]
     assert "place(obj: block, target: plate|block)" in signatures and len(signatures) == len(SKILLS)
+
+
+@pytest.mark.parametrize("split", ["train", "heldout"])
+def test_the_scene_orders_name_the_block_a_reference_means(world: TabletopWorld, split: str) -> None:
+    """For every spatial reference the families draw, the block it means is first (or last) in the order the
+    scene text shows after the world settles, so a planner can read it off."""
+    domain = TabletopDomain()
+    checked = 0
+    for seed in range(40):
+        task = make_task("relational", seed, split=split)
+        text = domain.render_observation(world.reset(task))
+        block = task.goal[0].args[0]
+        orders = {
+            line.split(": ", 1)[0]: line.split(": ", 1)[1].split(", ")
+            for line in text.splitlines()
+            if line.startswith("- blocks on the table")
+        }
+        instruction = task.instruction
+        for plate in ("left_plate", "right_plate"):
+            nearest = orders.get(f"- blocks on the table from nearest to farthest from {plate}", [])
+            words = plate.replace("_", " ")
+            if re.search(f"(closest|nearest)( to)? the {words}", instruction):
+                assert nearest[0] == block, (instruction, text)
+                checked += 1
+            if re.search(f"(farthest|furthest)( away)? from the {words}", instruction):
+                assert nearest[-1] == block, (instruction, text)
+                checked += 1
+        left_to_right = orders.get("- blocks on the table from left to right", [])
+        if re.search("leftmost|furthest to the left|far left", instruction):
+            assert left_to_right[0] == block, (instruction, text)
+            checked += 1
+        if re.search("rightmost|furthest to the right|far right", instruction):
+            assert left_to_right[-1] == block, (instruction, text)
+            checked += 1
+        on_plate = re.search(r"(block|cube) (that is |sitting )?on the (left|right) plate", instruction)
+        if on_plate:
+            assert f"- {block} (block): on {on_plate.group(3)}_plate" in text, (instruction, text)
+            checked += 1
+    assert checked == 40
 
 
 def test_explain_invalid(world: TabletopWorld) -> None:

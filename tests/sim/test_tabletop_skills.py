@@ -17,9 +17,10 @@ from sim.tabletop import (
     ground,
     subgoal_succeeded,
 )
+from sim.tabletop.layout import SLOT_SPACING
 from sim.tabletop.model import BLOCK_SIZE, TABLE_TOP_Z
 from sim.tabletop.predicates import HOVER_HEIGHT
-from sim.tabletop.skills import PICK_HEIGHT, SLOT_SPACING
+from sim.tabletop.skills import PICK_HEIGHT
 
 Z = TABLE_TOP_Z + BLOCK_SIZE / 2
 

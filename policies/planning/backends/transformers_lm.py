@@ -138,7 +138,8 @@ class TransformersModel:
             self.tokenizer, model = load_causal_lm(config.model)
             if config.adapter:
                 model = self._with_adapter(model, config.adapter)
-        self.model = model.eval()
+        self.model = model.to(config.device).eval() if loaded is None else model.eval()
+        self.device = self.model.device
         eos = self.tokenizer.eos_token_id
         if eos is None:
             raise ModelError(f"model {config.model!r}: its tokenizer has no end-of-sequence token")
@@ -227,7 +228,7 @@ class TransformersModel:
 
     def _complete(self, messages: Sequence[Message], choices: Sequence[str] | None) -> Completion:
         prompt_text = chat_prompt(self.tokenizer, messages)
-        inputs = self.tokenizer(prompt_text, return_tensors="pt", add_special_tokens=False)
+        inputs = self.tokenizer(prompt_text, return_tensors="pt", add_special_tokens=False).to(self.device)
         prompt_length = int(inputs["input_ids"].shape[1])
         max_new_tokens = self.config.max_new_tokens
         if choices is not None:
@@ -262,7 +263,8 @@ class TransformersModel:
         cache = DynamicCache()
         if shared:
             with torch.inference_mode():
-                self.model(input_ids=torch.tensor([ids[0][:shared]]), past_key_values=cache, use_cache=True)
+                prefix = torch.tensor([ids[0][:shared]], device=self.device)
+                self.model(input_ids=prefix, past_key_values=cache, use_cache=True)
             cache.batch_repeat_interleave(len(ids))
         width = max(len(row) for row in ids) - shared
         input_ids, attention = [], []
@@ -273,8 +275,8 @@ class TransformersModel:
         prompt_length = shared + width
         with torch.inference_mode():
             output = self.model.generate(
-                input_ids=torch.tensor(input_ids),
-                attention_mask=torch.tensor(attention),
+                input_ids=torch.tensor(input_ids, device=self.device),
+                attention_mask=torch.tensor(attention, device=self.device),
                 past_key_values=cache,
                 generation_config=self._generation_config(max(trie.depth for trie in tries)),
                 logits_processor=LogitsProcessorList([TrieLogitsProcessor(tries, prompt_length)]),
