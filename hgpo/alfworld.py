@@ -49,6 +49,12 @@ def make_games_main(argv: list[str]) -> int:
     parser.add_argument(
         "--task-types", nargs="+", metavar="TYPE", help="only these task types (default: all six)"
     )
+    parser.add_argument(
+        "--grammar",
+        default="alfworld-0.4",
+        help="the games' command grammar: alfworld-0.4 (`move X to Y`, as alfworld 0.4 ships) or "
+        "alfworld-0.2 (`put X in/on Y`, as the files released for alfworld 0.2.x) (%(default)s)",
+    )
     args = parser.parse_args(argv)
     eval_per_type = args.per_type if args.eval_per_type is None else args.eval_per_type
     from tqdm import tqdm
@@ -68,6 +74,7 @@ def make_games_main(argv: list[str]) -> int:
                 args.max_steps,
                 on_game=lambda split, name: bar.update(1),
                 task_types=task_types,
+                grammar=args.grammar,
             )
         except (ValueError, RuntimeError) as err:
             print(f"error: {err}", file=sys.stderr)
@@ -170,7 +177,7 @@ def eval_main(argv: list[str]) -> int:
 
     from hgpo.bench.report import table
     from policies.alfworld.episodes import run_episode
-    from policies.alfworld.evaluation import paper_table, summarize
+    from policies.alfworld.evaluation import grammar_table, paper_table, summarize
     from policies.alfworld.planners import EXPERT_PLAN_PLANNERS
     from sim.alfworld import AlfworldTextEnv, GameFileError
 
@@ -192,6 +199,7 @@ def eval_main(argv: list[str]) -> int:
         env.close()
     summary = summarize(results)
     print(table(*paper_table({args.planner: summary})))
+    print(table(*grammar_table(summary)))
     print(
         f"success {summary['won']}/{summary['games']} ({100 * summary['success_rate']:.1f}%), "
         f"mean steps {summary['mean_steps']:.1f}, mean episode {summary['mean_episode_wall_s']:.2f} s"
@@ -208,7 +216,17 @@ def eval_main(argv: list[str]) -> int:
                 {
                     **{
                         k: getattr(r, k)
-                        for k in ("game", "task_type", "task", "won", "steps", "wall_s", "message")
+                        for k in (
+                            "game",
+                            "task_type",
+                            "task",
+                            "won",
+                            "steps",
+                            "wall_s",
+                            "message",
+                            "grammar",
+                            "refused",
+                        )
                     },
                     "subgoals": [
                         {"subgoal": str(s.subgoal), "success": s.success, "message": s.message}

@@ -3,7 +3,8 @@
 A game is a folder with `traj_data.json` (task type and targets, as ALFRED writes them) and `game.tw-pddl`
 (the PDDL domain, the text grammar with the task filled in, the PDDL problem, `solvable` and the planner's
 `walkthrough`), which is what `AlfredTWEnv` and `alfworld-generate` read and write. Object kinds, what fits
-where and which objects heat, cool or clean come from ALFWorld's tables; goals from its goal library.
+where and which objects heat, cool or clean come from ALFWorld's tables; goals from its goal library. The
+grammar is alfworld's own `alfred.twl2`, in its words or reworded into another known grammar's (`grammar`).
 The official data set cannot be downloaded here, so this is how the project gets real ALFWorld games.
 """
 
@@ -17,6 +18,7 @@ from pathlib import Path
 from alfworld.gen import constants, goal_library
 from alfworld.info import ALFRED_PDDL_PATH, ALFRED_TWL2_PATH
 
+from sim.alfworld.grammar import GRAMMARS, CommandGrammar, rewrite
 from sim.alfworld.rooms import LAMP_STANDS, ROOM_KINDS, TASK_TYPES, RoomKind
 
 LAMP = "DeskLamp"
@@ -28,6 +30,7 @@ APPLIANCE = {
 }
 ACTION_FACTS = {"Cleanable": "cleanable", "Heatable": "heatable", "Coolable": "coolable"}
 OPENABLE = set(constants.OPENABLE_CLASS_LIST)
+DEFAULT_GRAMMAR = GRAMMARS["alfworld-0.4"]  # the words of the `alfred.twl2` alfworld 0.4 ships
 RECEPTACLE_TYPES = {rtype for kind in ROOM_KINDS.values() for rtype in kind.receptacles}
 
 
@@ -114,24 +117,29 @@ class GameSpec:
         ]
         return "\n".join(lines) + "\n"
 
-    def game_data(self, walkthrough: list[str] | None) -> dict[str, object]:
+    def game_data(
+        self, walkthrough: list[str] | None, grammar: CommandGrammar = DEFAULT_GRAMMAR
+    ) -> dict[str, object]:
         # alfworld's add_task_to_grammar picks its template with the global `random`; the description is
         # chosen here with the game's own generator instead, and put where that function puts it.
-        grammar = Path(ALFRED_TWL2_PATH).read_text().replace("UNKNOWN GOAL", self.description)
+        twl2 = Path(ALFRED_TWL2_PATH)
+        text = rewrite(twl2.read_text(), grammar, twl2).replace("UNKNOWN GOAL", self.description)
         return {
             "pddl_domain": Path(ALFRED_PDDL_PATH).read_text(),
-            "grammar": grammar,
+            "grammar": text,
             "pddl_problem": self.problem(),
             "solvable": walkthrough is not None,
             "walkthrough": walkthrough,
         }
 
-    def write(self, folder: Path, walkthrough: list[str] | None) -> Path:
-        """Write the game's two files; returns the path of `game.tw-pddl`."""
+    def write(
+        self, folder: Path, walkthrough: list[str] | None, grammar: CommandGrammar = DEFAULT_GRAMMAR
+    ) -> Path:
+        """Write the game's two files in `grammar`'s words; returns the path of `game.tw-pddl`."""
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "traj_data.json").write_text(json.dumps(self.traj_data(), indent=1))
         game_file = folder / "game.tw-pddl"
-        game_file.write_text(json.dumps(self.game_data(walkthrough)))
+        game_file.write_text(json.dumps(self.game_data(walkthrough, grammar)))
         return game_file
 
 
