@@ -171,6 +171,12 @@ def eval_main(argv: list[str]) -> int:
         type=Path,
         help="write the summary and every episode (its subgoals and the game's answers) here",
     )
+    parser.add_argument(
+        "--no-task-rules",
+        action="store_true",
+        help="leave the LLM planner every admissible subgoal, futile and off-task ones too (the domain's "
+        "task rules prune them by default); the expert and searcher never consult the rules",
+    )
     _llm_arguments(parser, "--planner llm")
     args = parser.parse_args(argv)
     from tqdm import tqdm
@@ -182,6 +188,8 @@ def eval_main(argv: list[str]) -> int:
     from sim.alfworld import AlfworldTextEnv, GameFileError
 
     llm = _llm_config(args, parser)
+    if args.no_task_rules:
+        llm = dataclasses.replace(llm, task_rules=False)
     planner = _planner(args.planner, llm, parser)
     if planner is None:
         return 2
@@ -202,7 +210,8 @@ def eval_main(argv: list[str]) -> int:
     print(table(*grammar_table(summary)))
     print(
         f"success {summary['won']}/{summary['games']} ({100 * summary['success_rate']:.1f}%), "
-        f"mean steps {summary['mean_steps']:.1f}, mean episode {summary['mean_episode_wall_s']:.2f} s"
+        f"mean steps {summary['mean_steps']:.1f}, mean episode {summary['mean_episode_wall_s']:.2f} s, "
+        f"task rules {'on' if llm.task_rules else 'off'}"
     )
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
@@ -211,6 +220,7 @@ def eval_main(argv: list[str]) -> int:
             "llm": dataclasses.asdict(llm) if args.planner == "llm" else None,
             "games_folder": str(args.games or ""),
             "max_steps": args.max_steps,
+            "task_rules": llm.task_rules,
             **summary,
             "episodes": [
                 {

@@ -24,7 +24,7 @@ def test_expert_solves_every_type(
         grammar: {"games": len(TASK_TYPES), "won": len(TASK_TYPES), "refused": 0, "games_with_refusals": 0}
     }
     assert {(e["grammar"], e["refused"]) for e in record["episodes"]} == {(grammar, 0)}
-    assert record["refused"] == 0
+    assert record["task_rules"] is True and record["refused"] == 0
     assert record["success_rate"] == 1.0 and record["games"] == len(TASK_TYPES)
     assert set(record["per_type"]) == set(TASK_TYPES)
     assert all(entry["success_rate"] == 1.0 for entry in record["per_type"].values())
@@ -46,6 +46,15 @@ def test_expert_solves_every_type(
         "refusals",
     ]
     assert lines[beside + 2].split() == [grammar, "6", "6", "0", "0"]
+
+
+def test_no_task_rules_is_recorded_with_the_figures(game_set: Path, tmp_path: Path) -> None:
+    """The LLM planner (SmolLM2 from make setup, no adapter) for one command of one game, rules off."""
+    out = tmp_path / "eval.json"
+    argv = ["--games", str(game_set), "--planner", "llm", "--adapter", "", "--limit", "1", "--max-steps", "1"]
+    assert eval_main([*argv, "--no-task-rules", "--json", str(out)]) == 0
+    record = json.loads(out.read_text())
+    assert record["task_rules"] is False and record["llm"]["task_rules"] is False and record["games"] == 1
 
 
 def test_demos_are_expert_decisions(game_set: Path, tmp_path: Path) -> None:
