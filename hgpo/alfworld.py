@@ -55,6 +55,12 @@ def make_games_main(argv: list[str]) -> int:
         help="the games' command grammar: alfworld-0.4 (`move X to Y`, as alfworld 0.4 ships) or "
         "alfworld-0.2 (`put X in/on Y`, as the files released for alfworld 0.2.x) (%(default)s)",
     )
+    parser.add_argument(
+        "--floor-plans",
+        action="store_true",
+        help="rooms from ALFRED's real floor plans (the layouts the alfworld package ships): training games "
+        "in the seen scenes, evaluation games in valid_unseen's scenes 10, 219, 308 and 424",
+    )
     args = parser.parse_args(argv)
     eval_per_type = args.per_type if args.eval_per_type is None else args.eval_per_type
     from tqdm import tqdm
@@ -75,6 +81,7 @@ def make_games_main(argv: list[str]) -> int:
                 on_game=lambda split, name: bar.update(1),
                 task_types=task_types,
                 grammar=args.grammar,
+                floor_plans=args.floor_plans,
             )
         except (ValueError, RuntimeError) as err:
             print(f"error: {err}", file=sys.stderr)

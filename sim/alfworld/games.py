@@ -14,6 +14,7 @@ from pathlib import Path
 
 from sim.alfworld.contract import GameFileError
 from sim.alfworld.env import AlfworldTextEnv, game_grammar, read_game_file
+from sim.alfworld.floor_plans import SEEN_SCENES, UNSEEN_SCENES
 from sim.alfworld.generator import DEFAULT_GRAMMAR, GameSpec, sample_game
 from sim.alfworld.grammar import GRAMMARS, CommandGrammar
 from sim.alfworld.rooms import TASK_TYPES
@@ -114,10 +115,13 @@ def make_games(
     on_game: Callable[[str, str], None] | None = None,
     task_types: tuple[str, ...] = TASK_TYPES,
     grammar: str = DEFAULT_GRAMMAR.name,
+    floor_plans: bool = False,
 ) -> GenerationReport:
     """Write `per_type` training and `eval_per_type` evaluation games of each task type under `out/train`
     and `out/valid_unseen` in the words of `grammar` (a name in `GRAMMARS`), each solved by the planner
-    expert within `max_steps` before it is kept."""
+    expert within `max_steps` before it is kept. With `floor_plans`, the rooms are ALFRED's scenes: the
+    training games' from the seen scenes, the evaluation games' from valid_unseen's four, as ALFWorld splits
+    them."""
     if per_type < 0 or eval_per_type < 0 or per_type + eval_per_type == 0:
         raise ValueError("ask for at least one game: --per-type and --eval-per-type must be >= 0, not both 0")
     unknown = set(task_types) - set(TASK_TYPES)
@@ -128,12 +132,22 @@ def make_games(
     report, seen = GenerationReport(), set[str]()
     check = PlannerCheck(max_steps)
     try:
-        for split, count in zip(SPLITS, (per_type, eval_per_type), strict=True):
+        for split, count, scenes in zip(
+            SPLITS, (per_type, eval_per_type), (SEEN_SCENES, UNSEEN_SCENES), strict=True
+        ):
             for task_type in task_types:
                 rng = random.Random(f"{seed}/{split}/{task_type}")
                 for index in range(count):
                     spec = _solvable_game(
-                        out / split, task_type, index, rng, seen, check, report, GRAMMARS[grammar]
+                        out / split,
+                        task_type,
+                        index,
+                        rng,
+                        seen,
+                        check,
+                        report,
+                        GRAMMARS[grammar],
+                        scenes if floor_plans else (),
                     )
                     if spec is None:
                         raise RuntimeError(
@@ -156,9 +170,10 @@ def _solvable_game(
     check: PlannerCheck,
     report: GenerationReport,
     grammar: CommandGrammar,
+    scenes: tuple[int, ...],
 ) -> GameSpec | None:
     for _ in range(MAX_TRIES_PER_GAME):
-        spec = sample_game(task_type, rng, name=f"{task_type}-{root.name}-{index:04d}")
+        spec = sample_game(task_type, rng, f"{task_type}-{root.name}-{index:04d}", scenes)
         if spec is None or _fingerprint(spec) in seen:
             continue
         folder = root / f"{task_type}-{spec.object_target}-{spec.parent_target or spec.toggle_target}-"
