@@ -49,6 +49,18 @@ def make_games_main(argv: list[str]) -> int:
     parser.add_argument(
         "--task-types", nargs="+", metavar="TYPE", help="only these task types (default: all six)"
     )
+    parser.add_argument(
+        "--grammar",
+        default="alfworld-0.4",
+        help="the games' command grammar: alfworld-0.4 (`move X to Y`, as alfworld 0.4 ships) or "
+        "alfworld-0.2 (`put X in/on Y`, as the files released for alfworld 0.2.x) (%(default)s)",
+    )
+    parser.add_argument(
+        "--floor-plans",
+        action="store_true",
+        help="rooms from ALFRED's real floor plans (the layouts the alfworld package ships): training games "
+        "in the seen scenes, evaluation games in valid_unseen's scenes 10, 219, 308 and 424",
+    )
     args = parser.parse_args(argv)
     eval_per_type = args.per_type if args.eval_per_type is None else args.eval_per_type
     from tqdm import tqdm
@@ -68,6 +80,8 @@ def make_games_main(argv: list[str]) -> int:
                 args.max_steps,
                 on_game=lambda split, name: bar.update(1),
                 task_types=task_types,
+                grammar=args.grammar,
+                floor_plans=args.floor_plans,
             )
         except (ValueError, RuntimeError) as err:
             print(f"error: {err}", file=sys.stderr)
@@ -164,17 +178,25 @@ def eval_main(argv: list[str]) -> int:
         type=Path,
         help="write the summary and every episode (its subgoals and the game's answers) here",
     )
+    parser.add_argument(
+        "--no-task-rules",
+        action="store_true",
+        help="leave the LLM planner every admissible subgoal, futile and off-task ones too (the domain's "
+        "task rules prune them by default); the expert and searcher never consult the rules",
+    )
     _llm_arguments(parser, "--planner llm")
     args = parser.parse_args(argv)
     from tqdm import tqdm
 
     from hgpo.bench.report import table
     from policies.alfworld.episodes import run_episode
-    from policies.alfworld.evaluation import paper_table, summarize
+    from policies.alfworld.evaluation import grammar_table, paper_table, summarize
     from policies.alfworld.planners import EXPERT_PLAN_PLANNERS
     from sim.alfworld import AlfworldTextEnv, GameFileError
 
     llm = _llm_config(args, parser)
+    if args.no_task_rules:
+        llm = dataclasses.replace(llm, task_rules=False)
     planner = _planner(args.planner, llm, parser)
     if planner is None:
         return 2
@@ -192,9 +214,11 @@ def eval_main(argv: list[str]) -> int:
         env.close()
     summary = summarize(results)
     print(table(*paper_table({args.planner: summary})))
+    print(table(*grammar_table(summary)))
     print(
         f"success {summary['won']}/{summary['games']} ({100 * summary['success_rate']:.1f}%), "
-        f"mean steps {summary['mean_steps']:.1f}, mean episode {summary['mean_episode_wall_s']:.2f} s"
+        f"mean steps {summary['mean_steps']:.1f}, mean episode {summary['mean_episode_wall_s']:.2f} s, "
+        f"task rules {'on' if llm.task_rules else 'off'}"
     )
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
@@ -203,12 +227,23 @@ def eval_main(argv: list[str]) -> int:
             "llm": dataclasses.asdict(llm) if args.planner == "llm" else None,
             "games_folder": str(args.games or ""),
             "max_steps": args.max_steps,
+            "task_rules": llm.task_rules,
             **summary,
             "episodes": [
                 {
                     **{
                         k: getattr(r, k)
-                        for k in ("game", "task_type", "task", "won", "steps", "wall_s", "message")
+                        for k in (
+                            "game",
+                            "task_type",
+                            "task",
+                            "won",
+                            "steps",
+                            "wall_s",
+                            "message",
+                            "grammar",
+                            "refused",
+                        )
                     },
                     "subgoals": [
                         {"subgoal": str(s.subgoal), "success": s.success, "message": s.message}

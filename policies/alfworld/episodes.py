@@ -57,6 +57,10 @@ class EpisodeResult:
     steps: int  # subgoals tried, valid or not (each valid one is one game command)
     wall_s: float
     message: str
+    grammar: str  # the game's command grammar (sim/alfworld/grammar.py), e.g. "alfworld-0.4"
+    refused: (
+        int  # subgoals the game refused: no admissible command says them, or it answered "Nothing happens."
+    )
     history: list[StepRecord] = field(default_factory=list)
     decisions: list[Decision] = field(default_factory=list)  # every planner call, with its result
 
@@ -117,6 +121,8 @@ def run_episode(
         len(outcome.history),
         time.perf_counter() - started,
         outcome.message,
+        game.grammar,
+        sum(not record.success for record in outcome.history),
         outcome.history,
         outcome.decisions,
     )

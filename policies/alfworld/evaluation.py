@@ -30,7 +30,30 @@ def summarize(results: Sequence[EpisodeResult]) -> dict[str, Any]:
         "mean_steps": sum(r.steps for r in results) / len(results) if results else 0.0,
         "mean_steps_won": sum(r.steps for r in won_results) / len(won_results) if won_results else None,
         "mean_episode_wall_s": sum(r.wall_s for r in results) / len(results) if results else 0.0,
+        "refused": sum(r.refused for r in results),
+        "grammars": {
+            grammar: {
+                "games": len(mine),
+                "won": sum(r.won for r in mine),
+                "refused": sum(r.refused for r in mine),
+                "games_with_refusals": sum(r.refused > 0 for r in mine),
+            }
+            for grammar in sorted({r.grammar for r in results})
+            for mine in [[r for r in results if r.grammar == grammar]]
+        },
     }
+
+
+def grammar_table(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """Headers and rows 'grammar | games | won | refused subgoals | games with refusals': which words the
+    games spoke and what they refused, so a mismatch between the skills and a game never reads as a weak
+    planner (the official 0.2.x files refuse every `move X to Y`)."""
+    headers = ["grammar", "games", "won", "refused subgoals", "games with refusals"]
+    body = [
+        [name, str(row["games"]), str(row["won"]), str(row["refused"]), str(row["games_with_refusals"])]
+        for name, row in summary["grammars"].items()
+    ]
+    return headers, body
 
 
 def paper_table(rows: dict[str, dict[str, Any]]) -> tuple[list[str], list[list[str]]]:

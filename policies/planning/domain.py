@@ -115,11 +115,17 @@ class PlanningDomain(Protocol[ObsT_contra]):
 
 
 def valid_now(
-    domain: PlanningDomain[ObsT], observation: ObsT, instruction: str, history: Sequence[StepRecord]
+    domain: PlanningDomain[ObsT],
+    observation: ObsT,
+    instruction: str,
+    history: Sequence[StepRecord],
+    task_rules: bool = True,
 ) -> list[Subgoal]:
     """The domain's valid subgoals less the futile ones; all of them when every one is futile (the
-    model must still be able to answer)."""
+    model must still be able to answer), or without `task_rules` (to measure what the rules add)."""
     valid = list(domain.valid_subgoals(observation))
+    if not task_rules:
+        return valid
     useful = [subgoal for subgoal in valid if domain.futile(subgoal, instruction, history) is None]
     return useful or valid
 

@@ -50,6 +50,13 @@ class LLMConfig:
     history_k: int = field(
         default=4, metadata={"help": "the prompt shows this many of the last executed subgoals"}
     )
+    task_rules: bool = field(
+        default=True,
+        metadata={
+            "help": "leave the domain's futile and off-task subgoals (its task rules) out of the valid set; "
+            "false: the model chooses among every valid subgoal"
+        },
+    )
     max_reasks: int = field(
         default=2, metadata={"help": "invalid answers re-asked with the reason before the step fails"}
     )

@@ -42,13 +42,15 @@ class LLMPlanner:
 
     def next_subgoal(self, context: PlanningContext[Any]) -> Subgoal | None:
         observation = context.state
-        valid = valid_now(self.domain, observation, context.instruction, context.history)
+        valid = valid_now(
+            self.domain, observation, context.instruction, context.history, self.config.task_rules
+        )
         finish = self.domain.finish_allowed(observation)
         choices = [format_subgoal(subgoal) for subgoal in valid] + ([DONE] if finish else [])
         messages = self.prompts.messages(self.domain, context.instruction, observation, context.history)
 
         def explain(subgoal: Subgoal) -> str:
-            why = self.domain.futile(subgoal, context.instruction, context.history)
+            why = self.config.task_rules and self.domain.futile(subgoal, context.instruction, context.history)
             return why or self.domain.explain_invalid(subgoal, observation)
 
         attempts: list[Attempt] = []

@@ -28,6 +28,7 @@ from sim.alfworld.contract import (  # noqa: E402
 )
 from sim.alfworld.env import AlfworldTextEnv, read_game_file  # noqa: E402
 from sim.alfworld.games import SPLITS, GameEntry, discover_games, make_games  # noqa: E402
+from sim.alfworld.grammar import GRAMMARS, CommandGrammar  # noqa: E402
 from sim.alfworld.rooms import TASK_TYPE_LABELS, TASK_TYPES  # noqa: E402
 from sim.alfworld.skills import (  # noqa: E402
     TEXT_SKILLS,
@@ -42,12 +43,14 @@ from sim.alfworld.skills import (  # noqa: E402
 )
 
 __all__ = [
+    "GRAMMARS",
     "OFFICIAL_DATA",
     "SPLITS",
     "TASK_TYPES",
     "TASK_TYPE_LABELS",
     "TEXT_SKILLS",
     "AlfworldTextEnv",
+    "CommandGrammar",
     "ExpertUnavailableError",
     "GameEntry",
     "GameFileError",

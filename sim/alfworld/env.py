@@ -34,6 +34,7 @@ from sim.alfworld.contract import (
     GameOverError,
     TextObservation,
 )
+from sim.alfworld.grammar import CommandGrammar, grammar_of
 
 _TASK = re.compile(r"Your task is to: (.*?)\.?\s*$", re.DOTALL)
 GAME_KEYS = ("pddl_domain", "grammar", "pddl_problem")
@@ -56,6 +57,12 @@ def read_game_file(path: Path) -> dict[str, Any]:
     return data
 
 
+def game_grammar(path: Path, data: dict[str, Any]) -> CommandGrammar:
+    """The command grammar of the game `data` read from `path`; a GameFileError naming the file when it is
+    none the text skills know."""
+    return grammar_of(data["grammar"] if isinstance(data["grammar"], str) else "", path)
+
+
 class AlfworldTextEnv:
     """One ALFWorld game at a time; `expert=True` attaches the planner expert (it replans after every
     step, ≈0.2 s a step, so leave it off when nobody asks for the plan)."""
@@ -74,10 +81,12 @@ class AlfworldTextEnv:
         self._task = ""
         self._steps = 0
         self.game: Path | None = None
+        self.grammar: CommandGrammar | None = None  # the game's, once reset
 
     def reset(self, game: Path) -> TextObservation:
         game = Path(game)
-        read_game_file(game)  # a clear error for a missing or corrupt file, before TextWorld's own
+        # A clear error for a missing or corrupt file, or one of an unknown grammar, before TextWorld's own.
+        grammar = game_grammar(game, read_game_file(game))
         try:
             with _TEXTWORLD:
                 self._env.load(str(game))
@@ -86,7 +95,7 @@ class AlfworldTextEnv:
             raise GameFileError(
                 f"game file {game} does not load in ALFWorld: {type(err).__name__}: {err}"
             ) from err
-        self.game = game
+        self.game, self.grammar = game, grammar
         self._steps = 0
         match = _TASK.search(self._state["feedback"])
         self._task = match.group(1).strip() if match else ""

@@ -13,8 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sim.alfworld.contract import GameFileError
-from sim.alfworld.env import AlfworldTextEnv, read_game_file
-from sim.alfworld.generator import GameSpec, sample_game
+from sim.alfworld.env import AlfworldTextEnv, game_grammar, read_game_file
+from sim.alfworld.floor_plans import SEEN_SCENES, UNSEEN_SCENES
+from sim.alfworld.generator import DEFAULT_GRAMMAR, GameSpec, sample_game
+from sim.alfworld.grammar import GRAMMARS, CommandGrammar
 from sim.alfworld.rooms import TASK_TYPES
 
 SPLITS = ("train", "valid_unseen")  # the official data set's names: `--games DIR/valid_unseen` works on both
@@ -26,6 +28,7 @@ class GameEntry:
     path: Path  # the game.tw-pddl file
     task_type: str
     name: str  # the game's folder, relative to the set's root
+    grammar: str  # the name of its command grammar (sim/alfworld/grammar.py)
 
     @property
     def folder(self) -> Path:
@@ -35,7 +38,8 @@ class GameEntry:
 def discover_games(root: Path, task_types: tuple[str, ...] = TASK_TYPES) -> list[GameEntry]:
     """Every solvable game under `root`, in path order, found the way `AlfredTWEnv` finds them
     (`**/traj_data.json`, movable and sliced tasks skipped, games marked unsolvable skipped). A game whose
-    files are missing or corrupt is an error that names each such file."""
+    files are missing or corrupt, or whose grammar the text skills do not know, is an error that names each
+    such file."""
     root = Path(root)
     if not root.is_dir():
         raise GameFileError(f"game folder {root} does not exist: make one with `hgpo alfworld make-games`")
@@ -51,13 +55,15 @@ def discover_games(root: Path, task_types: tuple[str, ...] = TASK_TYPES) -> list
             continue
         if task_type not in task_types:
             continue
+        path = folder / "game.tw-pddl"
         try:
-            data = read_game_file(folder / "game.tw-pddl")
+            data = read_game_file(path)
+            grammar = game_grammar(path, data)
         except GameFileError as err:
             problems.append(str(err))
             continue
         if data.get("solvable"):
-            games.append(GameEntry(folder / "game.tw-pddl", task_type, str(folder.relative_to(root))))
+            games.append(GameEntry(path, task_type, str(folder.relative_to(root)), grammar.name))
     if problems:
         raise GameFileError(f"{len(problems)} bad game(s) under {root}:\n  " + "\n  ".join(problems))
     if not games:
@@ -108,22 +114,41 @@ def make_games(
     max_steps: int = 50,
     on_game: Callable[[str, str], None] | None = None,
     task_types: tuple[str, ...] = TASK_TYPES,
+    grammar: str = DEFAULT_GRAMMAR.name,
+    floor_plans: bool = False,
 ) -> GenerationReport:
     """Write `per_type` training and `eval_per_type` evaluation games of each task type under `out/train`
-    and `out/valid_unseen`, each solved by the planner expert within `max_steps` before it is kept."""
+    and `out/valid_unseen` in the words of `grammar` (a name in `GRAMMARS`), each solved by the planner
+    expert within `max_steps` before it is kept. With `floor_plans`, the rooms are ALFRED's scenes: the
+    training games' from the seen scenes, the evaluation games' from valid_unseen's four, as ALFWorld splits
+    them."""
     if per_type < 0 or eval_per_type < 0 or per_type + eval_per_type == 0:
         raise ValueError("ask for at least one game: --per-type and --eval-per-type must be >= 0, not both 0")
     unknown = set(task_types) - set(TASK_TYPES)
     if unknown or not task_types:
         raise ValueError(f"unknown task type(s) {sorted(unknown)}; known: {', '.join(TASK_TYPES)}")
+    if grammar not in GRAMMARS:
+        raise ValueError(f"unknown grammar {grammar!r}; known: {', '.join(GRAMMARS)}")
     report, seen = GenerationReport(), set[str]()
     check = PlannerCheck(max_steps)
     try:
-        for split, count in zip(SPLITS, (per_type, eval_per_type), strict=True):
+        for split, count, scenes in zip(
+            SPLITS, (per_type, eval_per_type), (SEEN_SCENES, UNSEEN_SCENES), strict=True
+        ):
             for task_type in task_types:
                 rng = random.Random(f"{seed}/{split}/{task_type}")
                 for index in range(count):
-                    spec = _solvable_game(out / split, task_type, index, rng, seen, check, report)
+                    spec = _solvable_game(
+                        out / split,
+                        task_type,
+                        index,
+                        rng,
+                        seen,
+                        check,
+                        report,
+                        GRAMMARS[grammar],
+                        scenes if floor_plans else (),
+                    )
                     if spec is None:
                         raise RuntimeError(
                             f"no solvable {task_type} game after {MAX_TRIES_PER_GAME} tries (seed {seed})"
@@ -144,22 +169,24 @@ def _solvable_game(
     seen: set[str],
     check: PlannerCheck,
     report: GenerationReport,
+    grammar: CommandGrammar,
+    scenes: tuple[int, ...],
 ) -> GameSpec | None:
     for _ in range(MAX_TRIES_PER_GAME):
-        spec = sample_game(task_type, rng, name=f"{task_type}-{root.name}-{index:04d}")
+        spec = sample_game(task_type, rng, f"{task_type}-{root.name}-{index:04d}", scenes)
         if spec is None or _fingerprint(spec) in seen:
             continue
         folder = root / f"{task_type}-{spec.object_target}-{spec.parent_target or spec.toggle_target}-"
         folder = folder.with_name(folder.name + f"{spec.room}-{index:04d}")
         if folder.exists():
             shutil.rmtree(folder)
-        game_file = spec.write(folder, walkthrough=None)
+        game_file = spec.write(folder, None, grammar)
         walkthrough = check.walkthrough(game_file)
         if walkthrough is None:
             report.unsolvable += 1
             shutil.rmtree(folder)
             continue
-        spec.write(folder, walkthrough)
+        spec.write(folder, walkthrough, grammar)
         seen.add(_fingerprint(spec))
         report.plan_lengths.append(len(walkthrough))
         return spec

@@ -2,8 +2,11 @@
 
 The text counterpart of the goal-conditioned controller: a subgoal such as `take(mug 1, desk 1)` becomes the
 command "take mug 1 from desk 1" when the game admits it, is played, and its success is read from the
-game's feedback. The planner's vocabulary for this domain is `TEXT_SKILLS`; the finite set of valid subgoals
-at a moment is `admissible_subgoals(observation.admissible_commands)`.
+game's feedback. A skill's words are the game's own: `put(mug 1, desk 1)` is "move mug 1 to desk 1" in a game
+of alfworld 0.4's grammar and "put mug 1 in/on desk 1" in one of 0.2's (`grammar.GRAMMARS`), whichever the
+game admits; the env refuses a game of any other grammar at reset. The planner's vocabulary for this domain
+is `TEXT_SKILLS`; the finite set of valid subgoals at a moment is
+`admissible_subgoals(observation.admissible_commands)`.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import re
 from dataclasses import dataclass
 
 from sim.alfworld.contract import TextEnv, TextObservation
+from sim.alfworld.grammar import GRAMMARS
 
 NOTHING_HAPPENS = "Nothing happens."
 
@@ -38,39 +42,53 @@ class TextSubgoal:
 class TextSkill:
     name: str
     params: tuple[str, ...]
-    template: str  # ALFWorld's command, with {param} slots
+    templates: tuple[str, ...]  # ALFWorld's command with {param} slots, in each known grammar's words
     description: str  # for prompts and --help
 
-    def command(self, args: tuple[str, ...]) -> str:
-        return self.template.format(**dict(zip(self.params, args, strict=True)))
+    def commands(self, args: tuple[str, ...]) -> tuple[str, ...]:
+        """The command in each known grammar's words (a game admits one of them)."""
+        values = dict(zip(self.params, args, strict=True))
+        return tuple(template.format(**values) for template in self.templates)
 
-    def pattern(self) -> re.Pattern[str]:
-        regex = re.escape(self.template)
-        for param in self.params:
-            regex = regex.replace(re.escape(f"{{{param}}}"), f"(?P<{param}>.+?)")
-        return re.compile(f"^{regex}$")
+    def patterns(self) -> tuple[re.Pattern[str], ...]:
+        compiled = []
+        for template in self.templates:
+            regex = re.escape(template)
+            for param in self.params:
+                regex = regex.replace(re.escape(f"{{{param}}}"), f"(?P<{param}>.+?)")
+            compiled.append(re.compile(f"^{regex}$"))
+        return tuple(compiled)
 
 
 TEXT_SKILLS: dict[str, TextSkill] = {
     skill.name: skill
     for skill in (
-        TextSkill("go_to", ("recep",), "go to {recep}", "walk to a receptacle and look at it"),
-        TextSkill("open", ("recep",), "open {recep}", "open a closed receptacle"),
-        TextSkill("close", ("recep",), "close {recep}", "close an open receptacle"),
-        TextSkill("take", ("obj", "recep"), "take {obj} from {recep}", "pick an object up from a receptacle"),
+        TextSkill("go_to", ("recep",), ("go to {recep}",), "walk to a receptacle and look at it"),
+        TextSkill("open", ("recep",), ("open {recep}",), "open a closed receptacle"),
+        TextSkill("close", ("recep",), ("close {recep}",), "close an open receptacle"),
         TextSkill(
-            "put", ("obj", "recep"), "move {obj} to {recep}", "put the held object in or on a receptacle"
+            "take", ("obj", "recep"), ("take {obj} from {recep}",), "pick an object up from a receptacle"
         ),
         TextSkill(
-            "heat", ("obj", "recep"), "heat {obj} with {recep}", "heat the held object with a microwave"
+            "put",
+            ("obj", "recep"),
+            tuple(dict.fromkeys(g.skill_template() for g in GRAMMARS.values())),
+            "put the held object in or on a receptacle",
         ),
-        TextSkill("cool", ("obj", "recep"), "cool {obj} with {recep}", "cool the held object with a fridge"),
-        TextSkill("clean", ("obj", "recep"), "clean {obj} with {recep}", "clean the held object in a sink"),
-        TextSkill("toggle", ("obj",), "use {obj}", "switch a lamp or another device on or off"),
-        TextSkill("examine", ("target",), "examine {target}", "look closely at an object or receptacle"),
+        TextSkill(
+            "heat", ("obj", "recep"), ("heat {obj} with {recep}",), "heat the held object with a microwave"
+        ),
+        TextSkill(
+            "cool", ("obj", "recep"), ("cool {obj} with {recep}",), "cool the held object with a fridge"
+        ),
+        TextSkill(
+            "clean", ("obj", "recep"), ("clean {obj} with {recep}",), "clean the held object in a sink"
+        ),
+        TextSkill("toggle", ("obj",), ("use {obj}",), "switch a lamp or another device on or off"),
+        TextSkill("examine", ("target",), ("examine {target}",), "look closely at an object or receptacle"),
     )
 }
-_PATTERNS = [(skill, skill.pattern()) for skill in TEXT_SKILLS.values()]
+_PATTERNS = [(skill, pattern) for skill in TEXT_SKILLS.values() for pattern in skill.patterns()]
 _SUBGOAL = re.compile(r"^\s*([a-z_]+)\s*\((.*)\)\s*$")
 
 
@@ -117,15 +135,17 @@ def admissible_subgoals(commands: tuple[str, ...] | list[str]) -> list[TextSubgo
 
 def command_for(subgoal: TextSubgoal, admissible: tuple[str, ...] | list[str]) -> str:
     """The admissible command that carries out `subgoal`; TextSkillError (never a game step) otherwise."""
-    command = _skill(subgoal).command(subgoal.args)
-    if command not in admissible:
+    commands = _skill(subgoal).commands(subgoal.args)
+    command = next((c for c in commands if c in admissible), None)
+    if command is None:
         same_skill = [str(s) for s in admissible_subgoals(admissible) if s.skill == subgoal.skill]
         hint = (
             f"admissible {subgoal.skill} subgoals now: {', '.join(same_skill)}"
             if same_skill
             else (f"no {subgoal.skill} subgoal is admissible now")
         )
-        raise TextSkillError(f"{subgoal} is not admissible here ({command!r}); {hint}")
+        words = " or ".join(map(repr, commands))
+        raise TextSkillError(f"{subgoal} is not admissible here ({words}); {hint}")
     return command
 
 

@@ -1,6 +1,10 @@
 """What an agent knows from ALFWorld's answers so far: the receptacles the room lists, where it went, where
 it stands and where it saw each object. ALFWorld says each of these once, when it happens; the searcher
-planner decides by them, and the LLM planner's prompt repeats the part its last k history lines lose."""
+planner decides by them, and the LLM planner's prompt repeats the part its last k history lines lose.
+
+The answers are read in the words of every known grammar (`grammar.GRAMMARS`): a walk's answer names the
+receptacle in the sentence that describes it ("On the desk 1, you see ...", "The drawer 2 is closed."),
+which both grammars write alike, since alfworld 0.2's arrival names a location ("You arrive at loc 5.")."""
 
 from __future__ import annotations
 
@@ -8,11 +12,22 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-_ARRIVE = re.compile(r"You arrive at (?:the )?([\w ]+? \d+)\.")
-_OPEN = re.compile(r"You open the ([\w ]+? \d+)\.")
+from sim.alfworld.grammar import GRAMMARS
+
+_NAME = r"([\w ]+? \d+)"
+# The walk's answer: where it arrived, then (in a game's answers) the receptacle's description.
+_ARRIVE = re.compile(
+    rf"You arrive at (?:the )?([^.]+)\.(?:\s*(?:On the {_NAME}, you see|The {_NAME} is (?:open|closed)\.))?"
+)
+_OPEN = re.compile(rf"You open the {_NAME}\.")
 _SEEN = re.compile(r"you see (.+?)\.", re.IGNORECASE)
-_CLOSED = re.compile(r"The ([\w ]+? \d+) is closed\.")
-_MOVED = re.compile(r"^You (?:pick up|move) the ([\w ]+? \d+) (?:from|to) the")
+_CLOSED = re.compile(rf"The {_NAME} is closed\.")
+_ANSWERS = ["You pick up the {o.name} from the {r.name}.", *(g.put_feedback for g in GRAMMARS.values())]
+_MOVED = re.compile(
+    "^(?:"
+    + "|".join(re.escape(a.split(" {r.name}")[0]).replace(re.escape("{o.name}"), _NAME) for a in _ANSWERS)
+    + ")"
+)
 _WORD = re.compile(r"[a-z]+")
 
 
@@ -53,7 +68,8 @@ def search_state(room: str, answers: Sequence[str]) -> SearchState:
     for text in answers:
         arrived, opened = _ARRIVE.search(text), _OPEN.search(text)
         if arrived:
-            here, visible, closed = arrived.group(1), [], bool(_CLOSED.search(text))
+            here = arrived.group(2) or arrived.group(3) or arrived.group(1)
+            visible, closed = [], bool(_CLOSED.search(text))
             visited.append(here)
         if opened:
             here, closed = opened.group(1), False
@@ -61,8 +77,9 @@ def search_state(room: str, answers: Sequence[str]) -> SearchState:
             visible = things(seen.group(1))
             seen_at.update((thing, here) for thing in visible)
         if moved := _MOVED.match(text):
-            seen_at.pop(moved.group(1), None)
-            visible = [thing for thing in visible if thing != moved.group(1)]
+            thing = next(filter(None, moved.groups()))
+            seen_at.pop(thing, None)
+            visible = [other for other in visible if other != thing]
     return SearchState(things(listed.group(1)) if listed else [], visited, here, closed, seen_at, visible)
 
 

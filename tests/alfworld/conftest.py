@@ -7,13 +7,19 @@ import pytest
 
 pytest.importorskip("alfworld", reason="ALFWorld tests need the venv built by `make setup`")
 
-from sim.alfworld import AlfworldTextEnv
+from sim.alfworld import GRAMMARS, AlfworldTextEnv
 from tests.alfworld_games import generated_game_set
 
 
 @pytest.fixture(scope="session")
 def game_set(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return generated_game_set(tmp_path_factory)
+
+
+@pytest.fixture(scope="session", params=list(GRAMMARS))
+def any_grammar_game_set(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The same six games in each known grammar: `move X to Y` (alfworld 0.4) and `put X in/on Y` (0.2)."""
+    return generated_game_set(tmp_path_factory, request.param)
 
 
 @pytest.fixture(scope="session")

@@ -8,16 +8,23 @@ from pathlib import Path
 import pytest
 
 from hgpo.alfworld import demos_main, eval_main, main
-from sim.alfworld import TASK_TYPES, parse_subgoal
+from sim.alfworld import TASK_TYPES, discover_games, parse_subgoal
 
 
 @pytest.mark.parametrize("planner", ["expert", "searcher"])
 def test_expert_solves_every_type(
-    planner: str, game_set: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    planner: str, any_grammar_game_set: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """In games of both grammars; the printout and the JSON say which grammar and that nothing was refused."""
     out = tmp_path / "eval.json"
-    assert eval_main(["--games", str(game_set), "--planner", planner, "--json", str(out)]) == 0
+    assert eval_main(["--games", str(any_grammar_game_set), "--planner", planner, "--json", str(out)]) == 0
     record = json.loads(out.read_text())
+    grammar = discover_games(any_grammar_game_set)[0].grammar
+    assert record["grammars"] == {
+        grammar: {"games": len(TASK_TYPES), "won": len(TASK_TYPES), "refused": 0, "games_with_refusals": 0}
+    }
+    assert {(e["grammar"], e["refused"]) for e in record["episodes"]} == {(grammar, 0)}
+    assert record["task_rules"] is True and record["refused"] == 0
     assert record["success_rate"] == 1.0 and record["games"] == len(TASK_TYPES)
     assert set(record["per_type"]) == set(TASK_TYPES)
     assert all(entry["success_rate"] == 1.0 for entry in record["per_type"].values())
@@ -25,8 +32,29 @@ def test_expert_solves_every_type(
     for episode in record["episodes"]:  # what was played, to read why a game was lost
         assert episode["task"] and len(episode["subgoals"]) == episode["steps"]
         assert all(parse_subgoal(step["subgoal"]) and step["message"] for step in episode["subgoals"])
-    header = capsys.readouterr().out.splitlines()[0].split()
-    assert header == ["planner", "Pick", "Clean", "Heat", "Cool", "Look", "Pick2", "All"]
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["planner", "Pick", "Clean", "Heat", "Cool", "Look", "Pick2", "All"]
+    beside = lines.index(next(line for line in lines if line.startswith("grammar ")))
+    assert lines[beside].split() == [
+        "grammar",
+        "games",
+        "won",
+        "refused",
+        "subgoals",
+        "games",
+        "with",
+        "refusals",
+    ]
+    assert lines[beside + 2].split() == [grammar, "6", "6", "0", "0"]
+
+
+def test_no_task_rules_is_recorded_with_the_figures(game_set: Path, tmp_path: Path) -> None:
+    """The LLM planner (SmolLM2 from make setup, no adapter) for one command of one game, rules off."""
+    out = tmp_path / "eval.json"
+    argv = ["--games", str(game_set), "--planner", "llm", "--adapter", "", "--limit", "1", "--max-steps", "1"]
+    assert eval_main([*argv, "--no-task-rules", "--json", str(out)]) == 0
+    record = json.loads(out.read_text())
+    assert record["task_rules"] is False and record["llm"]["task_rules"] is False and record["games"] == 1
 
 
 def test_demos_are_expert_decisions(game_set: Path, tmp_path: Path) -> None:

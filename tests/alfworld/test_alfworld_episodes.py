@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 
 from policies.alfworld.episodes import run_episode
-from policies.planning import LLMConfig, LoopConfig, make_planner
-from sim.alfworld import AlfworldTextEnv, admissible_subgoals, discover_games
+from policies.planning import LLMConfig, LoopConfig, PlanningContext, make_planner
+from policies.planning.alfworld_domain import AlfworldView
+from policies.planning.domain import Subgoal
+from sim.alfworld import GRAMMARS, AlfworldTextEnv, admissible_subgoals, discover_games
 
 
 @pytest.fixture(scope="module")
@@ -62,3 +64,28 @@ def test_llm_planner_plays_only_admissible_subgoals(game_set: Path, text_env: Al
     assert result.history, result.message
     assert str(result.history[0].subgoal) in admissible
     assert all(step.success for step in result.history), [s.message for s in result.history]
+
+
+class _AsksTheImpossibleFirst:
+    """The expert, but its first subgoal names nothing the game has: a planner's mistake the game refuses."""
+
+    name = "expert after a slip"
+    last_trace = None
+
+    def __init__(self) -> None:
+        self.expert, self.slipped = make_planner("expert", domain="alfworld"), False
+
+    def next_subgoal(self, context: PlanningContext[AlfworldView]) -> Subgoal | None:
+        if not self.slipped:
+            self.slipped = True
+            return Subgoal("examine", ("unicorn 1",))
+        return self.expert.next_subgoal(context)
+
+
+def test_refused_subgoals_are_counted_with_the_games_grammar(
+    any_grammar_game_set: Path, expert_env: AlfworldTextEnv
+) -> None:
+    game = discover_games(any_grammar_game_set)[0]
+    result = run_episode(expert_env, game, _AsksTheImpossibleFirst(), with_expert_plan=True)
+    assert result.won and result.refused == 1 and not result.history[0].success
+    assert result.grammar == game.grammar and result.grammar in GRAMMARS

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from sim.alfworld import (
+    GRAMMARS,
     TEXT_SKILLS,
     AlfworldTextEnv,
     TextSkillError,
@@ -21,12 +22,17 @@ from sim.alfworld import (
 )
 
 
-def test_every_skill_maps_to_admissible_commands(game_set: Path, text_env: AlfworldTextEnv) -> None:
-    """Along the walkthroughs of all six task types, every admissible command in the vocabulary becomes a
-    subgoal that maps back to exactly that command, and every skill shows up."""
-    env, seen = text_env, set()
-    for game in discover_games(game_set):
+def test_every_skill_maps_to_admissible_commands(
+    any_grammar_game_set: Path, text_env: AlfworldTextEnv
+) -> None:
+    """Along the walkthroughs of all six task types, in each grammar, every admissible command in the
+    vocabulary becomes a subgoal that maps back to exactly that command, and every skill shows up: put(obj,
+    recep) is `move obj to recep` in alfworld 0.4's games and `put obj in/on recep` in 0.2's."""
+    env, seen, puts = text_env, set(), []
+    for game in discover_games(any_grammar_game_set):
+        grammar = GRAMMARS[game.grammar]
         observation = env.reset(game.path)
+        assert env.grammar == grammar
         for command in json.loads(game.path.read_text())["walkthrough"]:
             for subgoal in admissible_subgoals(observation.admissible_commands):
                 assert (
@@ -38,10 +44,15 @@ def test_every_skill_maps_to_admissible_commands(game_set: Path, text_env: Alfwo
             assert expert is not None, command
             outcome = execute_subgoal(env, observation, expert)
             assert outcome.success and outcome.command == command, outcome.message
+            if expert.skill == "put":
+                puts.append(command)
+                answer = grammar.put_feedback.replace("{o.name}", expert.args[0])
+                assert outcome.message == answer.replace("{r.name}", expert.args[1])
             assert outcome.observation is not None
             observation = outcome.observation
         assert observation.won, game.name
     assert seen == set(TEXT_SKILLS)
+    assert puts and all(put.startswith(grammar.put.split()[0] + " ") for put in puts), puts
 
 
 @pytest.mark.parametrize(

@@ -174,3 +174,21 @@ def test_constrained_alfworld_answers_never_walk_back_without_a_change(tiny: Tra
         answers.add(str(planner.next_subgoal(context)))
     assert answers <= {"go_to(desk 1)", "examine(shelf 1)"} and answers
     assert planner.last_trace is not None and "done()" not in planner.last_trace.valid_subgoals
+
+
+def test_without_task_rules_the_futile_subgoals_are_choices_again(tiny: TransformersModel) -> None:
+    """`task_rules: false` (`hgpo alfworld eval --no-task-rules`) offers the model every admissible subgoal,
+    the walk back to bed 1 (gone to since the last change) too, so figures can be measured without them."""
+    from policies.planning.alfworld_domain import AlfworldView
+    from tests.alfworld_history import AT_SHELF, ROOM, WALKED, history_of
+
+    view = AlfworldView(ROOM, WALKED[-1][1], AT_SHELF)
+    context = PlanningContext("put a candle in desk.", view, history_of(*WALKED))
+    offered = {}
+    for rules in (True, False):
+        planner = LLMPlanner(make_domain("alfworld"), tiny, LLMConfig(max_reasks=0, task_rules=rules))
+        planner.next_subgoal(context)
+        assert planner.last_trace is not None
+        offered[rules] = set(planner.last_trace.valid_subgoals)
+    assert offered[True] == {"go_to(desk 1)", "examine(shelf 1)"}
+    assert offered[False] == {"go_to(bed 1)", "go_to(desk 1)", "examine(shelf 1)"}
