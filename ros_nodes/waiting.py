@@ -118,6 +118,7 @@ def send_goal(
     what: str,
     feedback_callback: Callable[[Any], None] | None = None,
     give_up: Callable[[], bool] = lambda: False,
+    goal_id: UUID | None = None,
 ) -> ClientGoalHandle:
     """Send an action goal and wait for the server's answer, resending when none comes.
 
@@ -127,9 +128,9 @@ def send_goal(
     a server that took an earlier copy refuses the repeat instead of running it twice; that refusal, or
     feedback for the goal id, tells this client the server runs the goal, and it adopts the goal rather
     than resend. `give_up` is polled while waiting: a node shutting down stops waiting for a peer that may
-    be gone.
+    be gone. `goal_id` is the goal's id, known to the caller before the goal is sent; by default a new one.
     """
-    goal_id = UUID(uuid=list(uuid.uuid4().bytes))
+    goal_id = goal_id or UUID(uuid=list(uuid.uuid4().bytes))
     answered, running = threading.Event(), threading.Event()
 
     def on_feedback(feedback: Any) -> None:
