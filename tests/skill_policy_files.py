@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import onnx
 import torch
 
 from policies.skills.checkpoint import PolicyInfo, save_actor
@@ -54,4 +55,38 @@ def write_policy_folder(folder: Path, gain: float = GAIN, skill: str = "reach") 
     )
     save_actor(folder / skill / "actor.pt", actor, info)
     export_actor(actor, info, folder / skill / "policy.onnx")
+    return folder
+
+
+def policy_with_inputs(real_dir: Path, folder: Path, elem_type: int, obs_shape: list) -> Path:
+    """folder/reach/policy.onnx with the metadata and names of real_dir's but `elem_type` inputs of
+    `obs_shape`, action = tanh(obs[..., :4] + goal[..., :1]) as float32: a file that passes the contract's
+    metadata and width checks but cannot run the inputs deployment feeds (float32, rank 2)."""
+    real = onnx.load(str(real_dir / "reach" / "policy.onnx"))
+    h, tp = onnx.helper, onnx.TensorProto
+    nodes = [
+        h.make_node("Constant", [], ["starts"], value=h.make_tensor("s", tp.INT64, [1], [0])),
+        h.make_node("Constant", [], ["ends"], value=h.make_tensor("e", tp.INT64, [1], [4])),
+        h.make_node("Constant", [], ["ends1"], value=h.make_tensor("e1", tp.INT64, [1], [1])),
+        h.make_node("Constant", [], ["axis"], value=h.make_tensor("a", tp.INT64, [1], [-1])),
+        h.make_node("Slice", ["obs", "starts", "ends", "axis"], ["o4"]),
+        h.make_node("Slice", ["goal", "starts", "ends1", "axis"], ["g1"]),
+        h.make_node("Add", ["o4", "g1"], ["sum"]),
+        h.make_node("Tanh", ["sum"], ["t"]),
+        h.make_node("Cast", ["t"], ["action"], to=tp.FLOAT),
+    ]
+    goal_shape = [*obs_shape[:-1], 3]
+    graph = h.make_graph(
+        nodes,
+        "bad_inputs",
+        [
+            h.make_tensor_value_info("obs", elem_type, obs_shape),
+            h.make_tensor_value_info("goal", elem_type, goal_shape),
+        ],
+        [h.make_tensor_value_info("action", tp.FLOAT, [*obs_shape[:-1], 4])],
+    )
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)], ir_version=real.ir_version)
+    h.set_model_props(model, {p.key: p.value for p in real.metadata_props})
+    (folder / "reach").mkdir(parents=True)
+    onnx.save(model, str(folder / "reach" / "policy.onnx"))
     return folder

@@ -33,7 +33,7 @@ from sim.tabletop import (
     releasing,
     travel_waypoint,
 )
-from tests.skill_policy_files import write_policy_folder
+from tests.skill_policy_files import policy_with_inputs, write_policy_folder
 
 
 @pytest.fixture(scope="module")
@@ -210,39 +210,6 @@ def test_missing_empty_corrupt_or_duplicate_files_are_clear_errors(policy_dir: P
         make_skill_policy("onnx", SkillPolicyConfig(tmp_path))
 
 
-def graph_with_inputs(policy_dir: Path, tmp_path: Path, elem_type: int, obs_shape: list) -> Path:
-    """A policy folder whose reach file keeps the real file's metadata and names but takes `elem_type`
-    inputs of `obs_shape`: action = tanh(obs[..., :4] + goal[..., :1]), cast to float32."""
-    real = onnx.load(str(policy_dir / "reach" / "policy.onnx"))
-    h, tp = onnx.helper, onnx.TensorProto
-    nodes = [
-        h.make_node("Constant", [], ["starts"], value=h.make_tensor("s", tp.INT64, [1], [0])),
-        h.make_node("Constant", [], ["ends"], value=h.make_tensor("e", tp.INT64, [1], [4])),
-        h.make_node("Constant", [], ["ends1"], value=h.make_tensor("e1", tp.INT64, [1], [1])),
-        h.make_node("Constant", [], ["axis"], value=h.make_tensor("a", tp.INT64, [1], [-1])),
-        h.make_node("Slice", ["obs", "starts", "ends", "axis"], ["o4"]),
-        h.make_node("Slice", ["goal", "starts", "ends1", "axis"], ["g1"]),
-        h.make_node("Add", ["o4", "g1"], ["sum"]),
-        h.make_node("Tanh", ["sum"], ["t"]),
-        h.make_node("Cast", ["t"], ["action"], to=tp.FLOAT),
-    ]
-    goal_shape = [*obs_shape[:-1], 3]
-    graph = h.make_graph(
-        nodes,
-        "bad_inputs",
-        [
-            h.make_tensor_value_info("obs", elem_type, obs_shape),
-            h.make_tensor_value_info("goal", elem_type, goal_shape),
-        ],
-        [h.make_tensor_value_info("action", tp.FLOAT, [*obs_shape[:-1], 4])],
-    )
-    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)], ir_version=real.ir_version)
-    h.set_model_props(model, {p.key: p.value for p in real.metadata_props})
-    (tmp_path / "reach").mkdir()
-    onnx.save(model, str(tmp_path / "reach" / "policy.onnx"))
-    return tmp_path
-
-
 @pytest.mark.parametrize(
     ("elem_type", "obs_shape"),
     [(onnx.TensorProto.DOUBLE, ["batch", 14]), (onnx.TensorProto.FLOAT, ["batch", 1, 14])],
@@ -252,7 +219,7 @@ def test_files_that_cannot_run_the_contracts_inputs_fail_at_load(
     policy_dir: Path, tmp_path: Path, elem_type: int, obs_shape: list
 ) -> None:
     """Regression: such files loaded, then every subgoal aborted with an empty message."""
-    folder = graph_with_inputs(policy_dir, tmp_path, elem_type, obs_shape)
+    folder = policy_with_inputs(policy_dir, tmp_path, elem_type, obs_shape)
     with pytest.raises(PolicyFileError, match="fails a test inference on the contract's inputs"):
         make_skill_policy("onnx", SkillPolicyConfig(folder))
 
