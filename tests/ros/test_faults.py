@@ -13,7 +13,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
-import onnx
 import pytest
 from action_msgs.msg import GoalStatus
 from builtin_interfaces.msg import Time
@@ -25,9 +24,10 @@ from hgpo.bench.faults import VICTIMS, Graph, NodeProcess, Probe, inject
 from ros_nodes.waiting import send_goal, wait_for
 from tests.ros.helpers import DISCOVERY_S, ActionCall, wait_until
 from tests.ros.test_graph import SceneWatch, subgoal
-from tests.skill_policy_files import policy_with_inputs, write_policy_folder
+from tests.skill_policy_files import policy_failing_on_real_goals
 
 NS = f"faults_{os.getpid()}"
+SHIPPED_SKILLS = Path(__file__).resolve().parents[2] / "policies" / "pretrained" / "skills"
 # Caller-side bounds: detection targets are about 1 s (bench figures); these leave room for a loaded machine.
 DETECTED_WITHIN_S = 5.0
 ARM_STILL_WITHIN_S = 3.0
@@ -138,11 +138,32 @@ def test_unstamped_stale_and_future_twists_do_not_move_the_arm(graph: Graph, tes
     assert send(0.0)[2] > 0.01  # a fresh stamp moves the arm: the refusals above can fail
 
 
-def test_a_policy_file_that_cannot_run_fails_the_controller_at_start(ros_env, tmp_path: Path) -> None:
-    """Regression: a file with float64 inputs started, then failed every subgoal with an empty message."""
-    good = write_policy_folder(tmp_path / "good")
-    bad = policy_with_inputs(good, tmp_path / "bad", onnx.TensorProto.DOUBLE, ["batch", 14])
-    node = NodeProcess("controller", f"{NS}_bad", ros_env, tmp_path, ("policy:=onnx", f"model_dir:={bad}"))
-    node.start()
-    assert node.proc is not None and node.proc.wait(timeout=120) == 2, node.output()
-    assert "fails a test inference on the contract's inputs" in node.output()
+def test_an_exception_in_a_control_tick_stops_the_arm_and_aborts_with_its_text(
+    ros_env, tmp_path: Path, test_node
+) -> None:
+    """Regression: the goal aborted with an empty message and the traceback went only to the log."""
+    bad = policy_failing_on_real_goals(SHIPPED_SKILLS, tmp_path / "bad")
+    ns = f"{NS}_tick"
+    nodes = [
+        NodeProcess("sim_bridge", ns, ros_env, tmp_path, ()),
+        NodeProcess("controller", ns, ros_env, tmp_path, ("policy:=onnx", f"model_dir:={bad}")),
+    ]
+    for node in nodes:
+        node.start()
+    try:
+        for node in nodes:
+            node.wait_ready()
+        twists: list[TwistStamped] = []
+        test_node.create_subscription(TwistStamped, f"/{ns}/cmd_twist", twists.append, 10)
+        scene_topic = f"/{ns}/scene_state"
+        wait_until(lambda: test_node.count_subscribers(scene_topic) > 0, DISCOVERY_S, "a controller")
+        call = ActionCall(test_node, ExecuteSubgoal, f"/{ns}/execute_subgoal", subgoal("reach", "red_block"))
+        status, result = call.result(DISCOVERY_S)
+        assert status == GoalStatus.STATUS_ABORTED, nodes[1].output()
+        assert "control tick raised" in result.message and "out of data bounds" in result.message
+        wait_until(lambda: bool(twists), DISCOVERY_S, "the controller's stop command")
+        last = twists[-1].twist.linear
+        assert (last.x, last.y, last.z) == (0.0, 0.0, 0.0)
+    finally:
+        for node in nodes:
+            node.stop()
