@@ -13,6 +13,7 @@ SceneState and grounds subgoals to goals, `alfworld` observes the bridge's latch
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 import time
@@ -91,6 +92,9 @@ class Planner(Node):
         )
         if not self.executor_silence_s >= 0:
             raise ValueError(f"parameter executor_silence_s must be >= 0, got {self.executor_silence_s}")
+        self.stream_timeout_s = p.positive(
+            "stream_timeout_s", 2.0, "a stream heard in this task, then silent this long, is lost (s)"
+        )
         self.max_instruction_chars = int(
             p.positive("max_instruction_chars", 500, "longer instructions are refused (characters)")
         )
@@ -115,6 +119,7 @@ class Planner(Node):
 
         group = ReentrantCallbackGroup()
         self._latest: Any = None  # the last observation message, converted only when the planner reads it
+        self._latest_at = -math.inf  # when it came
         self._count = 0
         self._requested = 0  # observations received when the last reset or subgoal was sent
         self._cond = threading.Condition()
@@ -162,7 +167,7 @@ class Planner(Node):
 
     def _on_observation(self, msg: Any) -> None:
         with self._cond:
-            self._latest = msg
+            self._latest, self._latest_at = msg, time.monotonic()
             self._count += 1
             self._cond.notify_all()
 
@@ -170,20 +175,26 @@ class Planner(Node):
         with self._cond:
             self._requested = self._count
 
-    def _next_observation(self) -> Any:
+    def _next_observation(self, task_started: float) -> Any:
         """The world now, as the domain's observation: for a streamed world the first message that arrives
         after this call, otherwise the first after the last reset or subgoal; in both cases one the world
-        accepts as after the last reset (topics and the reset service are not ordered with each other)."""
+        accepts as after the last reset (topics and the reset service are not ordered with each other).
+
+        A stream already heard during this task that stays silent for stream_timeout_s has lost its source
+        (a killed bridge); before that (discovery of a bridge just started), the wait is peer_timeout_s.
+        """
         with self._cond:
             seen = self._count if self.world.streamed else self._requested
+            live = self.world.streamed and self._latest_at > task_started
+            timeout = min(self.stream_timeout_s, self.peer_timeout_s) if live else self.peer_timeout_s
 
             def current() -> bool:
                 return self._count > seen and self.world.accept(self._latest)
 
-            if not self._cond.wait_for(lambda: current() or self._stopping.is_set(), self.peer_timeout_s):
+            if not self._cond.wait_for(lambda: current() or self._stopping.is_set(), timeout):
                 raise PeerTimeoutError(
                     f"no {self.world.msg_type.__name__} on {self.resolve_topic_name(self.world.topic)} "
-                    f"for {self.peer_timeout_s} s: is {self.world.source} running?"
+                    f"for {timeout} s: is {self.world.source} running?"
                 )
             if self._stopping.is_set():
                 raise TaskCanceledError
@@ -362,7 +373,7 @@ class Planner(Node):
             if time.monotonic() - started > self.max_task_s:
                 raise BudgetError(f"task over its budget: {self.max_task_s} s (max_task_s)")
             self.estop.check("starting a subgoal")
-            seen[0] = self._next_observation()
+            seen[0] = self._next_observation(started)
             observed[0] = time.monotonic()
             return seen[0]
 
