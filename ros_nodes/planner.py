@@ -48,8 +48,10 @@ from ros_nodes.estop import EmergencyStopError, EstopMonitor
 from ros_nodes.liveness import ClientHeartbeat
 from ros_nodes.node_main import Parameters, log_outcome, run_node
 from ros_nodes.planner_worlds import make_world
-from ros_nodes.waiting import RESULT_KEPT_S, PeerTimeoutError, call_service, send_goal
+from ros_nodes.waiting import RESULT_KEPT_S, SEND_ATTEMPTS, PeerTimeoutError, call_service, send_goal
 from sim.tabletop import Subgoal
+
+RESEND_MIN_S = 1.0
 
 
 class TaskCanceledError(Exception):
@@ -120,6 +122,7 @@ class Planner(Node):
         group = ReentrantCallbackGroup()
         self._latest: Any = None  # the last observation message, converted only when the planner reads it
         self._latest_at = -math.inf  # when it came
+        self._slowest_reset_s: float | None = None  # the slowest first-try answer of reset_scene so far
         self._count = 0
         self._requested = 0  # observations received when the last reset or subgoal was sent
         self._cond = threading.Condition()
@@ -200,15 +203,28 @@ class Planner(Node):
                 raise TaskCanceledError
             return self.world.observation(self._latest)
 
+    def _resend(self, slowest_s: float | None) -> tuple[float, int]:
+        """(wait before a resend, tries): a request a restarted peer dropped (it had not yet matched our
+        reader) is resent after RESEND_MIN_S, or 3x the slowest answer seen, so that a slow answer (an arm
+        moving home) is not taken for a lost one; unknown, peer_timeout_s. Tries keep the total patience."""
+        wait_s = self.peer_timeout_s if slowest_s is None else max(RESEND_MIN_S, 3 * slowest_s)
+        wait_s = min(wait_s, self.peer_timeout_s)
+        return wait_s, max(SEND_ATTEMPTS, math.ceil(SEND_ATTEMPTS * self.peer_timeout_s / wait_s))
+
     def _reset(self, request: ResetScene.Request) -> ResetScene.Response:
         if not self.reset_client.wait_for_service(timeout_sec=self.peer_timeout_s):
             raise PeerTimeoutError(
                 f"service {self.reset_client.srv_name} not available: is {self.world.source} running?"
             )
         self._mark_request()
-        return call_service(
-            self.reset_client, request, self.peer_timeout_s, f"service {self.reset_client.srv_name}"
+        wait_s, tries = self._resend(self._slowest_reset_s)
+        started = time.monotonic()
+        response = call_service(
+            self.reset_client, request, wait_s, f"service {self.reset_client.srv_name}", tries
         )
+        took = time.monotonic() - started
+        self._slowest_reset_s = max(self._slowest_reset_s or 0.0, took if took < wait_s else 0.0)
+        return response
 
     def stop_work(self) -> None:
         self._stopping.set()
@@ -248,14 +264,16 @@ class Planner(Node):
             self.heartbeat.beat(goal_id)  # the controller stops a subgoal whose client went quiet
             return canceled()
 
+        wait_s, tries = self._resend(0.0)  # a repeat of a goal is refused, never run twice: resend soon
         handle = send_goal(
             self.execute_client,
             ExecuteSubgoal.Goal(subgoal=msg),
-            self.peer_timeout_s,
+            wait_s,
             self.world.executor,
             feedback_callback=on_feedback,
             give_up=give_up,
             goal_id=goal_id,
+            attempts=tries,
         )
         if not handle.accepted:
             return StepRecord(subgoal, False, f"{self.world.executor} rejected {subgoal}")

@@ -40,6 +40,7 @@ DETECTED = {
 }
 START_S = 60.0  # a node's start-up on a loaded 2-core machine: imports, model, DDS discovery
 MOVING_SPEED = 0.02  # m/s: the arm is moving when its end effector is this fast
+RUNNING_S = 0.3  # ... under a subgoal that started at least this long ago
 STILL_M, STILL_FOR_S = 0.001, 0.3  # ... and still once it moves less than 1 mm in 0.3 s
 OBSERVE_S = 20.0  # after a kill: the caller hears within the planner's peer_timeout_s (10 s) + detection
 
@@ -47,6 +48,7 @@ OBSERVE_S = 20.0  # after a kill: the caller hears within the planner's peer_tim
 @dataclass(frozen=True)
 class BenchFaultsConfig:
     faults: tuple[str, ...] = VICTIMS
+    trials: int = 3  # kills of each node
     task: str = "stack"  # killed during this task: a pick lasts seconds
     next_task: str = "reach"  # must succeed after the restart
     domain_id: int = 1 + os.getpid() % 100
@@ -187,13 +189,16 @@ class Probe:
         ]
 
     def moving(self, since: float) -> bool:
-        """The arm moves under a running subgoal (the latest SubgoalStatus is ACTIVE)."""
+        """The arm moves under a subgoal that has run for RUNNING_S (the latest SubgoalStatus is ACTIVE):
+        not still coasting from the one before, and with its client's first heartbeat long delivered."""
         from hgpo_msgs.msg import SubgoalStatus
 
-        recent = self.speed(max(since, time.monotonic() - 0.2))
         with self._lock:
-            active = bool(self.statuses) and self.statuses[-1][1] == SubgoalStatus.ACTIVE
-        return active and bool(recent) and recent[-1][1] > MOVING_SPEED
+            last = self.statuses[-1] if self.statuses else None
+        if last is None or last[1] != SubgoalStatus.ACTIVE or time.monotonic() - last[0] < RUNNING_S:
+            return False
+        recent = self.speed(max(since, last[0], time.monotonic() - 0.2))
+        return bool(recent) and recent[-1][1] > MOVING_SPEED
 
     def still_after(self, t0: float) -> float | None:
         """Seconds from t0 until the end effector stood still: moved less than STILL_M over the next
@@ -217,7 +222,9 @@ class Probe:
 
         from ros_nodes.waiting import send_goal
 
-        handle = send_goal(self.client, RunTask.Goal(task=task, seed=seed, reset=True), 10.0, "planner")
+        # resent every second (a planner just restarted drops a goal that comes before it matched us)
+        goal = RunTask.Goal(task=task, seed=seed, reset=True)
+        handle = send_goal(self.client, goal, 1.0, "planner", attempts=30)
         if not handle.accepted:
             raise RuntimeError(f"the planner rejected task {task!r}")
         return handle.get_result_async()
@@ -299,9 +306,10 @@ def run(config: BenchFaultsConfig) -> list[dict]:
     try:
         graph = Graph("hgpo", env, log_dir, config.params)
         probe = Probe(node, "hgpo")
-        for victim in config.faults:
-            records.append(inject(graph, probe, victim, config.task, config.next_task))
-            print(f"  {victim}: {summary(records[-1])}", flush=True)
+        for _ in range(config.trials):
+            for victim in config.faults:
+                records.append(inject(graph, probe, victim, config.task, config.next_task))
+                print(f"  {victim}: {summary(records[-1])}", flush=True)
     finally:
         spin.close()
         node.destroy_node()
@@ -323,18 +331,45 @@ def summary(record: dict) -> str:
     )
 
 
+def stats(records: list[dict], victim: str) -> dict[str, Any]:
+    """Median and max of each time over the kills of one node; how many next tasks succeeded."""
+    runs = [r for r in records if r["victim"] == victim]
+
+    def spread(values: list[float | None]) -> dict[str, Any] | None:
+        known = [v for v in values if v is not None]
+        if len(known) < len(values) or not known:
+            return None  # some kill was never followed by it
+        return {"median": float(np.median(known)), "max": float(max(known))}
+
+    return {
+        "detected_s": spread([r["detected_s"] for r in runs]),
+        "arm_stopped_s": None if victim == "sim_bridge" else spread([r["arm_stopped_s"] for r in runs]),
+        "caller_s": None
+        if victim == "planner"
+        else spread([(r["caller"] or {}).get("after_s") for r in runs]),
+        "next_task": f"{sum(r['next_task']['success'] for r in runs)}/{len(runs)}",
+    }
+
+
+def cell(value: dict[str, float] | None) -> str:
+    return "-" if value is None else f"{value['median']:.2f} ({value['max']:.2f})"
+
+
 def main(argv: list[str]) -> int:
     default = BenchFaultsConfig()
     parser = argparse.ArgumentParser(prog="hgpo bench faults", description=__doc__)
     parser.add_argument("--faults", nargs="+", choices=VICTIMS, default=list(default.faults), metavar="NODE")
+    parser.add_argument("--trials", type=int, default=default.trials, help="kills per node (%(default)s)")
     parser.add_argument(
         "--json", type=Path, default=default.json, help="where to write the figures (%(default)s)"
     )
     parser.add_argument("--domain-id", type=int, default=default.domain_id, help="ROS domain for the graph")
     args = parser.parse_args(argv)
-    if not 0 <= args.domain_id <= 101:
-        parser.error("--domain-id must be within 0..101")
-    config = BenchFaultsConfig(faults=tuple(args.faults), domain_id=args.domain_id, json=args.json)
+    if args.trials < 1 or not 0 <= args.domain_id <= 101:
+        parser.error("--trials must be at least 1 and --domain-id within 0..101")
+    config = BenchFaultsConfig(
+        faults=tuple(args.faults), trials=args.trials, domain_id=args.domain_id, json=args.json
+    )
     config.json.parent.mkdir(parents=True, exist_ok=True)
     print(
         f"Starting the sim graph in ROS domain {config.domain_id}; killing {', '.join(config.faults)}",
@@ -346,28 +381,28 @@ def main(argv: list[str]) -> int:
         print(f"hgpo bench faults: error: {err}", file=sys.stderr)
         return 2
 
-    def cell(value: float | None) -> Any:
-        return "-" if value is None else value
-
-    print("\nSIGKILL mid-subgoal, then a restart of that node alone (times from the kill, s)")
+    by_node = {victim: stats(records, victim) for victim in config.faults}
+    results = {"faults": records, "summary": by_node}
+    print(
+        f"\nSIGKILL mid-subgoal, then a restart of that node alone (s from the kill, median (max) of "
+        f"{config.trials})"
+    )
     print(
         table(
             ["killed", "detected", "arm still", "caller heard", "next task"],
             [
                 [
-                    r["victim"],
-                    cell(r["detected_s"]),
-                    cell(r["arm_stopped_s"]) if r["victim"] != "sim_bridge" else "n/a (sim gone)",
-                    "nothing" if r["caller"] is None else r["caller"]["after_s"],
-                    "ok" if r["next_task"]["success"] else "FAILED",
+                    victim,
+                    *(cell(row[key]) for key in ("detected_s", "arm_stopped_s", "caller_s")),
+                    row["next_task"],
                 ]
-                for r in records
+                for victim, row in by_node.items()
             ],
         )
     )
     for r in records:
         print(f"{r['victim']}: {r['detected_by']}")
     record = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(config).items()}
-    write_json(config.json, "faults", record, {"faults": records})
+    write_json(config.json, "faults", record, results)
     print(f"\nwrote {config.json}")
     return 0 if all(r["next_task"]["success"] and r["detected_s"] is not None for r in records) else 1
