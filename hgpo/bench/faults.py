@@ -241,7 +241,7 @@ def wait(predicate: Any, timeout_s: float) -> bool:
 
 def inject(graph: Graph, probe: Probe, victim: str, task: str = "stack", next_task: str = "reach") -> dict:
     """Kill `victim` while the arm moves during `task`, restart it alone, run `next_task`: the record."""
-    from ros_nodes.waiting import wait_for
+    from ros_nodes.waiting import PeerTimeoutError, wait_for
 
     probe.discovered()
     sent = time.monotonic()
@@ -275,7 +275,11 @@ def inject(graph: Graph, probe: Probe, victim: str, task: str = "stack", next_ta
     graph.restart(victim)
     probe.discovered()
     started = time.monotonic()
-    response = wait_for(probe.send_task(next_task, seed=0), 180.0, "the next task")
+    try:
+        outcome = wait_for(probe.send_task(next_task, seed=0), 180.0, "the next task").result
+        success, message = bool(outcome.success), str(outcome.message)
+    except PeerTimeoutError as err:  # a figure too: the restarted graph did not take the task
+        success, message = False, str(err)
     return {
         "victim": victim,
         "detected_s": None if detection is None else detection[0],
@@ -284,8 +288,8 @@ def inject(graph: Graph, probe: Probe, victim: str, task: str = "stack", next_ta
         "caller": caller,
         "next_task": {
             "task": next_task,
-            "success": bool(response.result.success),
-            "message": response.result.message,
+            "success": success,
+            "message": message,
             "wall_s": time.monotonic() - started,
         },
     }
