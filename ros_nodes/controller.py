@@ -249,8 +249,7 @@ class Controller(Node):
                 return self._finish(
                     goal_handle, Ending.FAILED, f"{subgoal} failed: {err}", distance, execution.steps
                 )
-            except Exception as err:
-                self.get_logger().error(f"{subgoal}: control tick raised {type(err).__name__}: {err}")
+            except Exception as err:  # a policy failing mid-subgoal: the arm stops, the caller hears why
                 message = f"{subgoal} failed: control tick raised {type(err).__name__}: {err}"
                 return self._finish(goal_handle, Ending.FAILED, message, distance, execution.steps)
             distance = step.distance
