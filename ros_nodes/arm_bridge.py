@@ -36,6 +36,7 @@ from ros_nodes.arm_parameters import arm_description, declare, max_joint_velocit
 from ros_nodes.conversions import pose_msg
 from ros_nodes.estop import ESTOP_STATE_TOPIC, ESTOP_TOPIC, RESET_ESTOP_SERVICE, latched_qos
 from ros_nodes.node_main import Parameters, run_node
+from ros_nodes.stamps import MAX_CLOCK_SKEW_S, RefusalLog, stamp_problem
 from sim.tabletop import TASKS, make_task
 
 
@@ -110,6 +111,10 @@ class ArmBridge(Node):
         description = arm_description(self)
         self.kinematics = ArmKinematics(description)
         self.max_joint_velocity = max_joint_velocity(self, len(description.arm_joints))
+        self.max_clock_skew_s = p.positive(
+            "max_clock_skew_s", MAX_CLOCK_SKEW_S, "twists stamped further ahead of our clock are refused (s)"
+        )
+        self.twist_refusals = RefusalLog(self.get_logger(), "twist refused, holding still")
         self.gate = CommandGate(self.limits)
         self.joints = JointIndex(description.arm_joints, description.gripper_joints)
 
@@ -163,17 +168,18 @@ class ArmBridge(Node):
     # --- inputs -------------------------------------------------------------------------------------------
     def _on_twist(self, msg: TwistStamped) -> None:
         now = time.monotonic()
-        stamp_ns = Time.from_msg(msg.header.stamp).nanoseconds
-        age_s = max(0.0, (self.get_clock().now().nanoseconds - stamp_ns) * 1e-9) if stamp_ns else 0.0
         t = msg.twist
+        now_ns = self.get_clock().now().nanoseconds
         reason = self.gate.offer(
             np.array([t.linear.x, t.linear.y, t.linear.z]),
             np.array([t.angular.x, t.angular.y, t.angular.z]),
             now,
-            age_s,
+            stamp_problem(msg.header.stamp, now_ns, self.limits.command_timeout_s, self.max_clock_skew_s),
         )
-        if reason is not None:
-            self.get_logger().warning(f"twist refused, holding still: {reason}", throttle_duration_sec=1.0)
+        if reason is None:
+            self.twist_refusals.accepted()
+        else:
+            self.twist_refusals.refused(reason)
         self._command(now)  # at once, not at the next tick: the command's latency is the bridge's to keep low
 
     def _on_gripper(self, msg: Float64) -> None:

@@ -3,7 +3,8 @@
 Each tick it reads the latest `SceneState`, asks `SubgoalExecution` (shared with in-process rollouts)
 whether the subgoal succeeded or timed out, and otherwise publishes the policy's action as an
 end-effector twist and a gripper width. A newer goal preempts the running one; cancel is honoured;
-a scene that stops arriving aborts the goal instead of hanging.
+a scene that stops arriving, a client whose heartbeat stops (ros_nodes/liveness.py) and an exception in a
+tick each stop the arm and abort the goal instead of hanging or driving the arm for nobody.
 """
 
 from __future__ import annotations
@@ -27,9 +28,10 @@ from std_msgs.msg import Float64
 
 from policies.control import ExecutionStatus, SkillPolicyConfig, SubgoalExecution, make_skill_policy
 from policies.control.skill_policy import GOAL_HORIZON_M
-from ros_nodes.conversions import scene_from_msg, subgoal_from_msg
+from ros_nodes.conversions import clip, scene_from_msg, subgoal_from_msg
 from ros_nodes.estop import EmergencyStopError, EstopMonitor
 from ros_nodes.fixed_rate import FixedRate
+from ros_nodes.liveness import KEEPALIVE_S, ClientWatch
 from ros_nodes.node_main import Parameters, log_outcome, run_node
 from ros_nodes.waiting import RESULT_KEPT_S
 from sim.tabletop import SKILLS, SceneState, SubgoalError, WorldConfig, action_to_command
@@ -63,11 +65,18 @@ class Controller(Node):
         self.default_timeout_s = p.positive(
             "default_timeout_s", 30.0, "subgoal timeout when the goal gives none (s)"
         )
+        self.max_timeout_s = p.positive("max_timeout_s", 300.0, "subgoals asking for longer are refused (s)")
+        self.max_name_chars = int(
+            p.positive("max_name_chars", 64, "skill and argument names longer than this are refused")
+        )
+        self.client_timeout_s = p.positive(
+            "client_timeout_s", 0.5, "stop a subgoal whose client's heartbeat stopped for this long (s)"
+        )
         self.scene_timeout_s = p.positive(
             "scene_timeout_s", 1.0, "abort when no SceneState arrived for this long (s)"
         )
         self.first_scene_timeout_s = p.positive(
-            "first_scene_timeout_s", 10.0, "at start-up, wait this long for the bridge's first SceneState (s)"
+            "first_scene_timeout_s", 10.0, "a subgoal starting waits this long for a fresh SceneState (s)"
         )
         self.frame_id = p("frame_id", "world", "frame of the published twist")
         policy = p("policy", "expert", "skill policy backend: onnx (learned) or expert (scripted)")
@@ -105,6 +114,7 @@ class Controller(Node):
         self.create_subscription(
             SceneStateMsg, "scene_state", self._on_scene, 10, callback_group=MutuallyExclusiveCallbackGroup()
         )
+        self.client_watch = ClientWatch(self, "execute_subgoal", MutuallyExclusiveCallbackGroup())
         self._server = ActionServer(
             self,
             ExecuteSubgoal,
@@ -123,19 +133,24 @@ class Controller(Node):
             self._scene = (msg, time.monotonic())
             self._scene_cond.notify_all()
 
-    def _fresh_scene(self) -> SceneState | None:
-        """The latest scene, waiting for one if it is stale; None when the bridge has gone quiet.
+    def _fresh_scene(self, goal_handle: ServerGoalHandle, starting: bool) -> SceneState | None:
+        """The latest scene; None when the bridge has gone quiet.
 
-        Before the first scene has arrived (DDS discovery of the bridge can take seconds on a loaded
-        machine) the wait is first_scene_timeout_s; afterwards, scene_timeout_s.
+        Mid-subgoal, a scene older than scene_timeout_s means the bridge is gone (waiting for a fresh one on
+        top of that doubled the detection time). When a subgoal starts, it waits up to first_scene_timeout_s
+        for a fresh one: DDS discovery of a bridge that just started can take seconds on a loaded machine.
+        Meanwhile keep-alive feedback tells the client that the controller itself is alive.
         """
-
-        def fresh() -> bool:
-            return self._scene is not None and time.monotonic() - self._scene[1] <= self.scene_timeout_s
-
         with self._scene_cond:
-            timeout = self.scene_timeout_s if self._scene is not None else self.first_scene_timeout_s
-            if not self._scene_cond.wait_for(fresh, timeout=timeout):
+
+            def stale() -> bool:
+                return self._scene is None or time.monotonic() - self._scene[1] > self.scene_timeout_s
+
+            deadline = time.monotonic() + self.first_scene_timeout_s
+            while starting and stale() and (remaining := deadline - time.monotonic()) > 0:
+                if not self._scene_cond.wait(timeout=min(remaining, KEEPALIVE_S)):
+                    goal_handle.publish_feedback(ExecuteSubgoal.Feedback(distance=math.nan, steps=0))
+            if stale():
                 return None
             assert self._scene is not None
             return scene_from_msg(self._scene[0])
@@ -183,19 +198,20 @@ class Controller(Node):
         request = goal_handle.request.subgoal
         subgoal = subgoal_from_msg(request)
         self.status_pub.publish(
-            SubgoalStatus(id=request.id, state=SubgoalStatus.ACTIVE, message=str(subgoal))
+            SubgoalStatus(id=request.id, state=SubgoalStatus.ACTIVE, message=clip(str(subgoal)))
         )
         timeout_s = request.timeout_s or self.default_timeout_s
-        if not (math.isfinite(timeout_s) and timeout_s > 0):
-            message = f"{subgoal} rejected: timeout_s {request.timeout_s} is not a positive number of seconds"
+        refusal = self._refusal(request.skill, list(request.args), timeout_s)
+        if refusal:  # named clipped: a 10 kB name is not echoed into results and logs
+            message = f"{clip(str(subgoal))} rejected: {refusal}"
             return self._finish(goal_handle, Ending.FAILED, message, np.nan, 0)
         try:
             self.estop.check(f"starting {subgoal}")
         except EmergencyStopError as err:
             return self._finish(goal_handle, Ending.FAILED, str(err), np.nan, 0)
-        scene = self._fresh_scene()
+        scene = self._fresh_scene(goal_handle, starting=True)
         if scene is None:
-            return self._finish(goal_handle, Ending.FAILED, self._lost_scene_message(), np.nan, 0)
+            return self._finish(goal_handle, Ending.FAILED, self._lost_scene_message(True), np.nan, 0)
         try:
             execution = SubgoalExecution(subgoal, self.policy, scene, timeout_s, time.monotonic())
         except SubgoalError as err:
@@ -218,10 +234,14 @@ class Controller(Node):
             if self.estop.latched:
                 message = f"{subgoal} stopped: emergency stop latched"
                 return self._finish(goal_handle, Ending.FAILED, message, distance, execution.steps)
-            scene = self._fresh_scene()
+            silent = self.client_watch.silent_for(goal_handle.goal_id, ticks[-1])
+            if silent is not None and silent > self.client_timeout_s:
+                message = f"{subgoal} stopped: its client sent no heartbeat for {silent:.2f} s (gone?)"
+                return self._finish(goal_handle, Ending.FAILED, message, distance, execution.steps)
+            scene = self._fresh_scene(goal_handle, starting=False)
             if scene is None:
                 return self._finish(
-                    goal_handle, Ending.FAILED, self._lost_scene_message(), distance, execution.steps
+                    goal_handle, Ending.FAILED, self._lost_scene_message(False), distance, execution.steps
                 )
             try:
                 step = execution.step(scene, time.monotonic())
@@ -229,6 +249,9 @@ class Controller(Node):
                 return self._finish(
                     goal_handle, Ending.FAILED, f"{subgoal} failed: {err}", distance, execution.steps
                 )
+            except Exception as err:  # a policy failing mid-subgoal: the arm stops, the caller hears why
+                message = f"{subgoal} failed: control tick raised {type(err).__name__}: {err}"
+                return self._finish(goal_handle, Ending.FAILED, message, distance, execution.steps)
             distance = step.distance
             if step.status is not ExecutionStatus.RUNNING:
                 ending = Ending.SUCCEEDED if step.status is ExecutionStatus.SUCCEEDED else Ending.FAILED
@@ -242,10 +265,18 @@ class Controller(Node):
                 goal_handle.publish_feedback(feedback)
             rate.sleep()
 
-    def _lost_scene_message(self) -> str:
+    def _refusal(self, skill: str, args: list[str], timeout_s: float) -> str | None:
+        """Why a subgoal is refused before it starts (unbounded inputs), or None."""
+        if not (math.isfinite(timeout_s) and 0 < timeout_s <= self.max_timeout_s):
+            return f"timeout_s {timeout_s} is not in (0, {self.max_timeout_s}] s (max_timeout_s)"
+        long = [name for name in (skill, *args) if len(name) > self.max_name_chars]
+        if long:
+            return f"a name of {len(long[0])} characters (max_name_chars {self.max_name_chars})"
+        return None
+
+    def _lost_scene_message(self, starting: bool) -> str:
         topic = self.resolve_topic_name("scene_state")
-        first = self._scene is None
-        waited = f"within {self.first_scene_timeout_s}" if first else f"for {self.scene_timeout_s}"
+        waited = f"within {self.first_scene_timeout_s}" if starting else f"for {self.scene_timeout_s}"
         return f"no SceneState {waited} s on {topic}: is the sim or arm bridge running?"
 
     @staticmethod

@@ -80,3 +80,8 @@ def subgoal_to_msg(subgoal: Subgoal, subgoal_id: int, goal: np.ndarray, timeout_
 
 def subgoal_from_msg(msg: SubgoalMsg) -> Subgoal:
     return Subgoal(skill=msg.skill, args=tuple(msg.args))
+
+
+def clip(text: str, limit: int = 80) -> str:
+    """`text` cut to `limit` characters for messages and logs, saying how long it was."""
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"

@@ -4,15 +4,20 @@ For each task it (optionally) resets the world through the bridge, then runs `ru
 (shared with in-process evaluation): plan a subgoal from the instruction, the observation and the history,
 send it to `ExecuteSubgoal` (the controller; for text worlds, their bridge), observe the result, replan.
 Each planned subgoal is published on `subgoal` for monitoring and reported as `RunTask` feedback.
+While a subgoal runs the planner sends the controller a heartbeat and expects feedback back
+(ros_nodes/liveness.py): a controller that goes silent ends the task as such, and is not sent the task's
+next subgoal. Instructions, decisions and tasks are bounded in length and time by parameters.
 The `domain` parameter picks the world adapter (ros_nodes/planner_worlds.py): `tabletop` observes
 SceneState and grounds subgoals to goals, `alfworld` observes the bridge's latched TextObservation.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
@@ -26,6 +31,7 @@ from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.client import Client
 from rclpy.node import Node
+from unique_identifier_msgs.msg import UUID
 
 from policies.planning import (
     DecisionLog,
@@ -37,15 +43,27 @@ from policies.planning import (
     run_closed_loop,
 )
 from policies.planning.backends import ModelError
+from ros_nodes.conversions import clip
 from ros_nodes.estop import EmergencyStopError, EstopMonitor
+from ros_nodes.liveness import ClientHeartbeat
 from ros_nodes.node_main import Parameters, log_outcome, run_node
 from ros_nodes.planner_worlds import make_world
-from ros_nodes.waiting import RESULT_KEPT_S, PeerTimeoutError, call_service, send_goal
+from ros_nodes.waiting import RESULT_KEPT_S, SEND_ATTEMPTS, PeerTimeoutError, call_service, send_goal
 from sim.tabletop import Subgoal
+
+RESEND_MIN_S = 1.0
 
 
 class TaskCanceledError(Exception):
     """The RunTask client canceled the task."""
+
+
+class ExecutorLostError(PeerTimeoutError):
+    """The executor (controller) stopped answering mid-subgoal: the task ends, nothing is resent to it."""
+
+
+class BudgetError(RuntimeError):
+    """A decision or the whole task took longer than the planner's budget for it."""
 
 
 class Planner(Node):
@@ -69,6 +87,23 @@ class Planner(Node):
         self.peer_timeout_s = p.positive(
             "peer_timeout_s", 10.0, "wait this long for the bridge and controller (s)"
         )
+        self.executor_silence_s = p(
+            "executor_silence_s",
+            1.0,
+            "a running subgoal's executor silent this long is gone (s; 0: off)",
+        )
+        if not self.executor_silence_s >= 0:
+            raise ValueError(f"parameter executor_silence_s must be >= 0, got {self.executor_silence_s}")
+        self.stream_timeout_s = p.positive(
+            "stream_timeout_s", 2.0, "a stream heard in this task, then silent this long, is lost (s)"
+        )
+        self.max_instruction_chars = int(
+            p.positive("max_instruction_chars", 500, "longer instructions are refused (characters)")
+        )
+        self.max_decision_s = p.positive(
+            "max_decision_s", 120.0, "fail the task when one decision takes longer (s)"
+        )
+        self.max_task_s = p.positive("max_task_s", 900.0, "a task fails when it runs longer than this (s)")
         decisions_dir = p("decisions_dir", "", "folder for decisions.jsonl; empty: under the ROS log folder")
         defaults = asdict(LLMConfig())
         llm = LLMConfig.from_mapping(
@@ -86,10 +121,12 @@ class Planner(Node):
 
         group = ReentrantCallbackGroup()
         self._latest: Any = None  # the last observation message, converted only when the planner reads it
+        self._latest_at = -math.inf  # when it came
+        self._slowest_reset_s: float | None = None  # the slowest first-try answer of reset_scene so far
         self._count = 0
         self._requested = 0  # observations received when the last reset or subgoal was sent
         self._cond = threading.Condition()
-        self._busy = threading.Lock()  # one task at a time
+        self._busy = threading.Lock()  # one task at a time: taken when a goal is accepted, freed when it ends
         self._stopping = threading.Event()  # Ctrl-C: a running task ends at its next check
         self.create_subscription(
             self.world.msg_type,
@@ -105,6 +142,7 @@ class Planner(Node):
         self.execute_client: ActionClient[
             ExecuteSubgoal.Goal, ExecuteSubgoal.Result, ExecuteSubgoal.Feedback
         ] = ActionClient(self, ExecuteSubgoal, "execute_subgoal", callback_group=group)
+        self.heartbeat = ClientHeartbeat(self, "execute_subgoal")
         self._server = ActionServer(
             self,
             RunTask,
@@ -132,7 +170,7 @@ class Planner(Node):
 
     def _on_observation(self, msg: Any) -> None:
         with self._cond:
-            self._latest = msg
+            self._latest, self._latest_at = msg, time.monotonic()
             self._count += 1
             self._cond.notify_all()
 
@@ -140,24 +178,38 @@ class Planner(Node):
         with self._cond:
             self._requested = self._count
 
-    def _next_observation(self) -> Any:
+    def _next_observation(self, task_started: float) -> Any:
         """The world now, as the domain's observation: for a streamed world the first message that arrives
         after this call, otherwise the first after the last reset or subgoal; in both cases one the world
-        accepts as after the last reset (topics and the reset service are not ordered with each other)."""
+        accepts as after the last reset (topics and the reset service are not ordered with each other).
+
+        A stream already heard during this task that stays silent for stream_timeout_s has lost its source
+        (a killed bridge); before that (discovery of a bridge just started), the wait is peer_timeout_s.
+        """
         with self._cond:
             seen = self._count if self.world.streamed else self._requested
+            live = self.world.streamed and self._latest_at > task_started
+            timeout = min(self.stream_timeout_s, self.peer_timeout_s) if live else self.peer_timeout_s
 
             def current() -> bool:
                 return self._count > seen and self.world.accept(self._latest)
 
-            if not self._cond.wait_for(lambda: current() or self._stopping.is_set(), self.peer_timeout_s):
+            if not self._cond.wait_for(lambda: current() or self._stopping.is_set(), timeout):
                 raise PeerTimeoutError(
                     f"no {self.world.msg_type.__name__} on {self.resolve_topic_name(self.world.topic)} "
-                    f"for {self.peer_timeout_s} s: is {self.world.source} running?"
+                    f"for {timeout} s: is {self.world.source} running?"
                 )
             if self._stopping.is_set():
                 raise TaskCanceledError
             return self.world.observation(self._latest)
+
+    def _resend(self, slowest_s: float | None) -> tuple[float, int]:
+        """(wait before a resend, tries): a request a restarted peer dropped (it had not yet matched our
+        reader) is resent after RESEND_MIN_S, or 3x the slowest answer seen, so that a slow answer (an arm
+        moving home) is not taken for a lost one; unknown, peer_timeout_s. Tries keep the total patience."""
+        wait_s = self.peer_timeout_s if slowest_s is None else max(RESEND_MIN_S, 3 * slowest_s)
+        wait_s = min(wait_s, self.peer_timeout_s)
+        return wait_s, max(SEND_ATTEMPTS, math.ceil(SEND_ATTEMPTS * self.peer_timeout_s / wait_s))
 
     def _reset(self, request: ResetScene.Request) -> ResetScene.Response:
         if not self.reset_client.wait_for_service(timeout_sec=self.peer_timeout_s):
@@ -165,9 +217,14 @@ class Planner(Node):
                 f"service {self.reset_client.srv_name} not available: is {self.world.source} running?"
             )
         self._mark_request()
-        return call_service(
-            self.reset_client, request, self.peer_timeout_s, f"service {self.reset_client.srv_name}"
+        wait_s, tries = self._resend(self._slowest_reset_s)
+        started = time.monotonic()
+        response = call_service(
+            self.reset_client, request, wait_s, f"service {self.reset_client.srv_name}", tries
         )
+        took = time.monotonic() - started
+        self._slowest_reset_s = max(self._slowest_reset_s or 0.0, took if took < wait_s else 0.0)
+        return response
 
     def stop_work(self) -> None:
         self._stopping.set()
@@ -175,8 +232,12 @@ class Planner(Node):
             self._cond.notify_all()  # a task waiting for an observation sees it too
 
     def _on_goal(self, _request: RunTask.Goal) -> GoalResponse:
-        """One task at a time: two would preempt each other's subgoals on the one controller."""
-        if self._busy.locked():
+        """One task at a time: two would preempt each other's subgoals on the one controller.
+
+        The task's claim is taken here, where the goal is accepted, and freed when it ends: of goals that
+        arrive together exactly one is accepted and the others are rejected, none accepted and then aborted.
+        """
+        if not self._busy.acquire(blocking=False):
             self.get_logger().warning("task rejected: another task is running")
             return GoalResponse.REJECT
         return GoalResponse.ACCEPT
@@ -191,33 +252,83 @@ class Planner(Node):
         msg.header.stamp = self.get_clock().now().to_msg()
         self.subgoal_pub.publish(msg)
         self._mark_request()
+        goal_id = UUID(uuid=list(uuid.uuid4().bytes))
+        heard = [time.monotonic()]  # when the executor last showed it is alive
+        fed = threading.Event()  # its feedback reaches us: from then on, silence means it is gone
+
+        def on_feedback(_feedback: Any) -> None:
+            heard[0] = time.monotonic()
+            fed.set()
+
+        def give_up() -> bool:
+            self.heartbeat.beat(goal_id)  # the controller stops a subgoal whose client went quiet
+            return canceled()
+
+        wait_s, tries = self._resend(0.0)  # a repeat of a goal is refused, never run twice: resend soon
         handle = send_goal(
             self.execute_client,
             ExecuteSubgoal.Goal(subgoal=msg),
-            self.peer_timeout_s,
+            wait_s,
             self.world.executor,
-            give_up=canceled,
+            feedback_callback=on_feedback,
+            give_up=give_up,
+            goal_id=goal_id,
+            attempts=tries,
         )
         if not handle.accepted:
             return StepRecord(subgoal, False, f"{self.world.executor} rejected {subgoal}")
         result_future = handle.get_result_async()
         done = threading.Event()
         result_future.add_done_callback(lambda _f: done.set())
-        deadline = time.monotonic() + self.subgoal_timeout_s + self.peer_timeout_s
+        heard[0] = time.monotonic()
+        deadline = heard[0] + self.subgoal_timeout_s + self.peer_timeout_s
         while not done.wait(0.05):
-            if canceled() or time.monotonic() > deadline:
+            now = time.monotonic()
+            silent = now - heard[0]
+            # Before the first feedback (a restarted controller's topic may not be matched yet), the bound
+            # is the discovery one, peer_timeout_s.
+            bound = self.executor_silence_s if fed.is_set() else self.peer_timeout_s
+            lost = self.executor_silence_s > 0 and silent > bound and not done.is_set()
+            if canceled() or now > deadline or lost:
                 handle.cancel_goal_async()  # never leave the arm running a subgoal nobody waits for
                 if canceled():
                     raise TaskCanceledError
+                if lost:
+                    raise ExecutorLostError(
+                        f"{self.world.executor} stopped answering during {subgoal}: no feedback for "
+                        f"{silent:.2f} s (executor_silence_s {self.executor_silence_s}); task ended, "
+                        "nothing resent to it"
+                    )
                 raise PeerTimeoutError(
                     f"{self.world.executor}'s result for {subgoal}: none by the subgoal's deadline"
                 )
+            self.heartbeat.beat(goal_id)
         response = result_future.result()
         assert response is not None
         return StepRecord(subgoal, bool(response.result.success), response.result.message)
 
+    def _wait_for_feedback_topic(self) -> None:
+        """Feedback is how a running subgoal's executor shows it is alive: wait until its topic is matched,
+        lest the first subgoal after a start-up be taken for a dead executor's (wait_for_server does not
+        cover the action's topics)."""
+        if not self.executor_silence_s:
+            return
+        topic = f"{self.resolve_topic_name('execute_subgoal')}/_action/feedback"
+        deadline = time.monotonic() + self.peer_timeout_s
+        while self.count_publishers(topic) == 0:
+            if time.monotonic() > deadline:
+                raise PeerTimeoutError(f"no publisher on {topic}: is {self.world.executor} running?")
+            self._stopping.wait(0.02)
+
     def _task_for(self, request: RunTask.Goal) -> tuple[str, TaskGoal[Any] | None]:
         instruction = request.instruction.strip()
+        if len(instruction) > self.max_instruction_chars:
+            raise ValueError(
+                f"instruction of {len(instruction)} characters refused: at most {self.max_instruction_chars} "
+                "(max_instruction_chars)"
+            )
+        if len(request.task) > self.max_instruction_chars:
+            raise ValueError(f"task name of {len(request.task)} characters refused: {clip(request.task)}")
         if request.reset:
             reset = ResetScene.Request(task=request.task, seed=request.seed)
             response = self._reset(reset)
@@ -236,10 +347,7 @@ class Planner(Node):
         return instruction, self.world.goal_for(instruction)
 
     def _execute(self, goal_handle: ServerGoalHandle) -> RunTask.Result:
-        if not self._busy.acquire(blocking=False):
-            goal_handle.abort()
-            return RunTask.Result(success=False, message="another task is running: wait for it or cancel it")
-        try:
+        try:  # the claim was taken by _on_goal when it accepted this goal
             return self._run_task(goal_handle)
         finally:
             self._busy.release()
@@ -253,6 +361,7 @@ class Planner(Node):
                     f"action {self.resolve_topic_name('execute_subgoal')} not available: "
                     f"is {self.world.executor} running?"
                 )
+            self._wait_for_feedback_topic()
         except (PeerTimeoutError, ValueError) as err:
             goal_handle.abort()
             self.get_logger().error(str(err))
@@ -274,17 +383,29 @@ class Planner(Node):
             return goal_handle.is_cancel_requested or self._stopping.is_set()
 
         seen: list[Any] = [None]  # the observation the planner planned from
+        observed = [started]  # when it came: the decision runs from there to execute()
 
         def observe() -> Any:
             if canceled():
                 raise TaskCanceledError
+            if time.monotonic() - started > self.max_task_s:
+                raise BudgetError(f"task over its budget: {self.max_task_s} s (max_task_s)")
             self.estop.check("starting a subgoal")
-            seen[0] = self._next_observation()
+            seen[0] = self._next_observation(started)
+            observed[0] = time.monotonic()
             return seen[0]
 
         def execute(subgoal: Subgoal) -> StepRecord:
+            decided_in = time.monotonic() - observed[0]
+            if decided_in > self.max_decision_s:
+                raise BudgetError(
+                    f"decision over its budget: {clip(str(subgoal))} took {decided_in:.1f} s, "
+                    f"max_decision_s {self.max_decision_s} s"
+                )
             try:
                 return self._execute_subgoal(subgoal, seen[0], executed, canceled)
+            except ExecutorLostError:
+                raise  # the task ends: replanning would send the next subgoal to a dead server
             except PeerTimeoutError as err:
                 return StepRecord(subgoal, False, str(err))
 
@@ -301,7 +422,7 @@ class Planner(Node):
                 meta={"task": goal_handle.request.task, "seed": goal_handle.request.seed},
                 ended=self.world.ended,
             )
-        except (PeerTimeoutError, TaskCanceledError, EmergencyStopError) as err:
+        except (PeerTimeoutError, TaskCanceledError, EmergencyStopError, BudgetError) as err:
             if isinstance(err, TaskCanceledError) and goal_handle.is_cancel_requested:
                 goal_handle.canceled()
                 message = "task canceled"

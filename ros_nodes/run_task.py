@@ -21,7 +21,7 @@ from ros_nodes.background_spin import BackgroundSpin
 from ros_nodes.node_main import Parameters
 from ros_nodes.waiting import PeerTimeoutError, send_goal, wait_for
 
-ACCEPTANCE_TIMEOUT_S = 10.0
+RESEND_S, ACCEPTANCE_TRIES = 1.0, 30  # a planner that just started drops goals sent before it matched us
 
 
 class RunTaskClient(Node):
@@ -79,7 +79,9 @@ class RunTaskClient(Node):
         what = self.goal.instruction or f"task {self.goal.task!r} (seed {self.goal.seed})"
         print(f"Running {what}", flush=True)
         try:
-            handle = send_goal(self.client, self.goal, ACCEPTANCE_TIMEOUT_S, "planner", self._on_feedback)
+            handle = send_goal(
+                self.client, self.goal, RESEND_S, "planner", self._on_feedback, attempts=ACCEPTANCE_TRIES
+            )
             self._handle = handle
             if not handle.accepted:
                 print("run_task: the planner rejected the task", file=sys.stderr, flush=True)

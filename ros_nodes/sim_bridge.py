@@ -1,8 +1,8 @@
 """sim_bridge: the MuJoCo tabletop behind the interfaces a real arm bridge offers.
 
 Steps physics at a fixed rate, publishes `SceneState` and `joint_states` every tick, takes end-effector
-twist and gripper-width commands, holds the arm still when commands stop arriving or are invalid, and
-resets the scene to a seeded task on request.
+twist and gripper-width commands, holds the arm still when commands stop arriving or are invalid (twists
+are judged by their stamps too, ros_nodes/stamps.py), and resets the scene to a seeded task on request.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from std_msgs.msg import Float64
 
 from ros_nodes.conversions import joint_state_msg, scene_to_msg
 from ros_nodes.node_main import Parameters, run_node
+from ros_nodes.stamps import MAX_CLOCK_SKEW_S, RefusalLog, stamp_problem
 from sim.tabletop import TASKS, TabletopWorld, WorldConfig, make_task
 from sim.tabletop.model import MAX_GRIPPER_WIDTH
 
@@ -37,7 +38,11 @@ class SimBridge(Node):
         self.max_linear_speed = p.positive(
             "max_linear_speed", 0.25, "twists faster than this (m/s) are refused"
         )
+        self.max_clock_skew_s = p.positive(
+            "max_clock_skew_s", MAX_CLOCK_SKEW_S, "twists stamped further ahead of our clock are refused (s)"
+        )
         self.frame_id = p("frame_id", "world", "frame of every published pose")
+        self.refusals = RefusalLog(self.get_logger(), "command refused, holding still")
         task, seed = p("task", "stack", "task set up at start"), p.seed("seed", "scene seed at start")
 
         self.world = TabletopWorld(
@@ -63,7 +68,7 @@ class SimBridge(Node):
     def _refuse(self, reason: str) -> None:
         self._velocity = np.zeros(3)
         self._last_command = time.monotonic()
-        self.get_logger().warning(f"command refused, holding still: {reason}", throttle_duration_sec=1.0)
+        self.refusals.refused(reason)
 
     def _on_twist(self, msg: TwistStamped) -> None:
         linear = np.array([msg.twist.linear.x, msg.twist.linear.y, msg.twist.linear.z])
@@ -73,9 +78,14 @@ class SimBridge(Node):
         speed = float(np.linalg.norm(linear))
         if speed > self.max_linear_speed * (1 + 1e-9):
             return self._refuse(f"speed {speed:.3f} m/s above the limit {self.max_linear_speed} m/s")
+        now_ns = self.get_clock().now().nanoseconds
+        problem = stamp_problem(msg.header.stamp, now_ns, self.command_timeout_s, self.max_clock_skew_s)
+        if problem:
+            return self._refuse(f"twist {problem}")
         # Orientation is held top-down by the simulated servo; angular velocity is not commanded.
         self._velocity = linear
         self._last_command = time.monotonic()
+        self.refusals.accepted()
 
     def _on_gripper(self, msg: Float64) -> None:
         width, max_width = msg.data, MAX_GRIPPER_WIDTH
@@ -123,7 +133,7 @@ class SimBridge(Node):
     def destroy_node(self) -> None:
         # After Ctrl-C the context is already shut down and rosout is gone: print the last word instead.
         if self._ticks:
-            print(f"sim_bridge: {self.rate_report()}", flush=True)
+            print(f"sim_bridge: {self.rate_report()}; {self.refusals.count} commands refused", flush=True)
         super().destroy_node()
 
 

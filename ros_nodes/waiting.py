@@ -49,7 +49,11 @@ def wait_for(future: Future[T], timeout_s: float, what: str) -> T:
 
 
 def call_service(
-    client: Client[Request, Response], request: Request, timeout_s: float, what: str
+    client: Client[Request, Response],
+    request: Request,
+    timeout_s: float,
+    what: str,
+    attempts: int = SEND_ATTEMPTS,
 ) -> Response:
     """Call a service whose repeat does no harm (a reset to a seed), resending when no answer comes.
 
@@ -60,7 +64,7 @@ def call_service(
     answered = threading.Event()
     futures: list[Future[Response]] = []
     try:
-        for _ in range(SEND_ATTEMPTS):
+        for _ in range(attempts):
             future = client.call_async(request)
             future.add_done_callback(lambda _f: answered.set())
             futures.append(future)
@@ -73,7 +77,7 @@ def call_service(
         for future in futures:
             if not future.done():
                 client.remove_pending_request(future)
-    raise PeerTimeoutError(f"{what}: no answer ({SEND_ATTEMPTS} tries of {timeout_s:.1f} s)")
+    raise PeerTimeoutError(f"{what}: no answer ({attempts} tries of {timeout_s:.1f} s)")
 
 
 class AdoptedGoalHandle(ClientGoalHandle):
@@ -118,6 +122,8 @@ def send_goal(
     what: str,
     feedback_callback: Callable[[Any], None] | None = None,
     give_up: Callable[[], bool] = lambda: False,
+    goal_id: UUID | None = None,
+    attempts: int = SEND_ATTEMPTS,
 ) -> ClientGoalHandle:
     """Send an action goal and wait for the server's answer, resending when none comes.
 
@@ -127,9 +133,9 @@ def send_goal(
     a server that took an earlier copy refuses the repeat instead of running it twice; that refusal, or
     feedback for the goal id, tells this client the server runs the goal, and it adopts the goal rather
     than resend. `give_up` is polled while waiting: a node shutting down stops waiting for a peer that may
-    be gone.
+    be gone. `goal_id` is the goal's id, known to the caller before the goal is sent; by default a new one.
     """
-    goal_id = UUID(uuid=list(uuid.uuid4().bytes))
+    goal_id = goal_id or UUID(uuid=list(uuid.uuid4().bytes))
     answered, running = threading.Event(), threading.Event()
 
     def on_feedback(feedback: Any) -> None:
@@ -139,7 +145,7 @@ def send_goal(
             feedback_callback(feedback)
 
     futures: list[Future[ClientGoalHandle]] = []
-    for _ in range(SEND_ATTEMPTS):
+    for _ in range(attempts):
         future = client.send_goal_async(goal, feedback_callback=on_feedback, goal_uuid=goal_id)
         future.add_done_callback(lambda _f: answered.set())
         futures.append(future)
@@ -164,4 +170,4 @@ def send_goal(
                 if give_up():
                     raise PeerTimeoutError(f"{what}: stopped waiting for the goal's answer")
                 return adopted if held else handles[0]
-    raise PeerTimeoutError(f"{what}: no answer to the goal ({SEND_ATTEMPTS} tries of {timeout_s:.1f} s)")
+    raise PeerTimeoutError(f"{what}: no answer to the goal ({attempts} tries of {timeout_s:.1f} s)")

@@ -19,6 +19,14 @@ BENCHMARKS: Commands = {
         "hgpo.bench.arm:main",
         "the real-arm graph on fake hardware: command latency, 50 vs 500 Hz arm, e-stop to standstill",
     ),
+    "faults": (
+        "hgpo.bench.faults:main",
+        "each node of the sim graph SIGKILLed mid-subgoal: detection, arm stop, caller, next task",
+    ),
+    "soak": (
+        "hgpo.bench.soak:main",
+        "N tasks back to back through the sim graph: success, memory growth, lost or duplicated results",
+    ),
     "alfworld": ("hgpo.bench.alfworld:main", "ALFWorld commands/s, resets, expert success and episode time"),
     "planner": (
         "hgpo.bench.planner:main",

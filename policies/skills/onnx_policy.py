@@ -40,6 +40,24 @@ class OnnxPolicy:
             self.session.get_modelmeta().custom_metadata_map, str(self.path)
         )
         self._check_signature()
+        self._prove()
+
+    def _prove(self) -> None:
+        """One inference on zeros of the contract's shapes and dtypes, so that a file whose graph cannot run
+        them (float64 or rank-3 inputs, a broken op) fails here, at start-up, never mid-task."""
+        obs = np.zeros(layout_dim(self.info.obs_layout), np.float32)
+        goal = np.zeros(layout_dim(self.info.goal_layout), np.float32)
+        try:
+            action = self.act(obs, goal)
+        except Exception as err:  # onnxruntime's pybind errors (InvalidArgument, Fail, ...)
+            raise PolicyFileError(
+                f"{self.path} fails a test inference on the contract's inputs: {err}"
+            ) from err
+        if np.shape(action) != (ACTION_DIM,) or not np.all(np.isfinite(action)):
+            raise PolicyFileError(
+                f"{self.path}: a test inference gave {np.asarray(action).tolist()}, "
+                f"not {ACTION_DIM} finite values"
+            )
 
     def _check_signature(self) -> None:
         inputs = {i.name: i.shape for i in self.session.get_inputs()}

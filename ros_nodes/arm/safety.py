@@ -116,18 +116,19 @@ class CommandGate:
         self.estop_latched = False
         self.estop_asserted = False
 
-    def offer(self, linear: np.ndarray, angular: np.ndarray, now: float, age_s: float = 0.0) -> str | None:
+    def offer(
+        self, linear: np.ndarray, angular: np.ndarray, now: float, stamp_problem: str | None = None
+    ) -> str | None:
         """Take a new twist; returns why it was refused (the arm then holds still), or None.
 
-        `age_s` is how old the command already was when it arrived (from its header stamp).
+        `stamp_problem`: why its header stamp disqualifies it (`ros_nodes.stamps.stamp_problem`), if it does.
         """
         linear, angular = np.asarray(linear, dtype=float), np.asarray(angular, dtype=float)
         reason = None
         if not (np.all(np.isfinite(linear)) and np.all(np.isfinite(angular))):
             reason = f"non-finite twist {linear.tolist()} / {angular.tolist()}"
-        elif age_s > self.limits.command_timeout_s:
-            timeout = self.limits.command_timeout_s
-            reason = f"twist stamped {age_s:.3f} s ago, older than command_timeout_s {timeout}"
+        elif stamp_problem:
+            reason = f"twist {stamp_problem}"
         self._received, self._refused = now, reason is not None
         self._twist = Twist.zero() if reason else Twist(linear, angular)
         return reason

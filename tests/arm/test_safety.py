@@ -63,17 +63,17 @@ def test_gate_moves_only_on_a_fresh_valid_twist() -> None:
 
 
 @pytest.mark.parametrize(
-    ("linear", "angular", "age", "reason"),
+    ("linear", "angular", "stamp_problem", "reason"),
     [
-        ((math.nan, 0, 0), (0, 0, 0), 0.0, "non-finite"),
-        ((0, 0, 0.1), (0, math.inf, 0), 0.0, "non-finite"),
-        ((0, 0, 0.1), (0, 0, 0), 0.5, "older than command_timeout_s"),
+        ((math.nan, 0, 0), (0, 0, 0), None, "non-finite"),
+        ((0, 0, 0.1), (0, math.inf, 0), None, "non-finite"),
+        ((0, 0, 0.1), (0, 0, 0), "stamp 0", "twist stamp 0"),
     ],
 )
-def test_invalid_twists_are_refused_and_hold_the_arm(linear, angular, age, reason) -> None:
+def test_invalid_twists_are_refused_and_hold_the_arm(linear, angular, stamp_problem, reason) -> None:
     gate = CommandGate(LIMITS)
     gate.offer(UP, np.zeros(3), now=1.0)
-    refused = gate.offer(np.array(linear), np.array(angular), now=1.01, age_s=age)
+    refused = gate.offer(np.array(linear), np.array(angular), now=1.01, stamp_problem=stamp_problem)
     assert refused is not None and reason in refused
     assert gate.halt(1.02) is Halt.REFUSED and not np.any(gate.twist(1.02, CENTRE).linear)
 

@@ -33,7 +33,7 @@ from sim.tabletop import (
     releasing,
     travel_waypoint,
 )
-from tests.skill_policy_files import write_policy_folder
+from tests.skill_policy_files import policy_with_inputs, write_policy_folder
 
 
 @pytest.fixture(scope="module")
@@ -208,6 +208,20 @@ def test_missing_empty_corrupt_or_duplicate_files_are_clear_errors(policy_dir: P
     shutil.copytree(tmp_path / "reach", tmp_path / "reach_copy")
     with pytest.raises(PolicyFileError, match="two policy files for 'reach'"):
         make_skill_policy("onnx", SkillPolicyConfig(tmp_path))
+
+
+@pytest.mark.parametrize(
+    ("elem_type", "obs_shape"),
+    [(onnx.TensorProto.DOUBLE, ["batch", 14]), (onnx.TensorProto.FLOAT, ["batch", 1, 14])],
+    ids=["float64", "rank-3"],
+)
+def test_files_that_cannot_run_the_contracts_inputs_fail_at_load(
+    policy_dir: Path, tmp_path: Path, elem_type: int, obs_shape: list
+) -> None:
+    """Regression: such files loaded, then every subgoal aborted with an empty message."""
+    folder = policy_with_inputs(policy_dir, tmp_path, elem_type, obs_shape)
+    with pytest.raises(PolicyFileError, match="fails a test inference on the contract's inputs"):
+        make_skill_policy("onnx", SkillPolicyConfig(folder))
 
 
 def test_unknown_backends_are_listed() -> None:

@@ -1,4 +1,4 @@
-"""`hgpo bench graph` and `hgpo bench arm`: each launches a whole graph, so they live with the DDS tests."""
+"""`hgpo bench graph`, `arm` and `soak`: each starts a whole graph, so they live with the DDS tests."""
 
 from __future__ import annotations
 
@@ -46,3 +46,11 @@ def test_bench_arm_measures_latency_tracking_and_estop(tmp_path: Path, ros_env: 
     assert 0 < rate["latency_ms"]["p50"] < 1000 and rate["latency_ms"]["n"] == 2
     assert rate["tracking"]["velocity_error_mm_s"] < 50  # of 100 mm/s commanded: the arm follows the twist
     assert 0 < rate["estop_to_zero_ms"]["max"] < 1000 and rate["estop_to_zero_ms"]["n"] == 2
+
+
+def test_bench_soak_counts_successes_memory_and_lost_results(tmp_path: Path, ros_env: dict[str, str]) -> None:
+    _, record = run_bench("soak", ["--tasks", "2"], ros_env, tmp_path / "soak.json")
+    assert [e["task"] for e in record["episodes"]] == ["reach", "pick_place"]
+    assert record["lost"] == 0 and record["duplicated"] == 0 and record["success_rate"] == 1.0
+    assert set(record["rss_mb"]) == {"planner", "controller", "sim_bridge"}
+    assert all(r["after_last"] > 10 for r in record["rss_mb"].values())  # MB: real processes were measured

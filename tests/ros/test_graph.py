@@ -138,6 +138,7 @@ def test_invalid_twist_is_refused_and_arm_holds_still(graph: Launched, test_node
         start = scene.ee()
         for _ in range(n):
             msg = TwistStamped()
+            msg.header.stamp = test_node.get_clock().now().to_msg()  # unstamped twists are refused too
             msg.twist.linear.z = vz
             pub.publish(msg)
             scene.wait_new(2)

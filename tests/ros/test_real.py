@@ -12,6 +12,7 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 from action_msgs.msg import GoalStatus
+from builtin_interfaces.msg import Time
 from geometry_msgs.msg import TwistStamped
 from hgpo_msgs.action import ExecuteSubgoal, RunTask
 from hgpo_msgs.msg import ObjectStateArray, SceneState
@@ -159,12 +160,14 @@ class Arm:
         )
         self.stand()
 
-    def stream(self, linear: tuple[float, float, float], n: int) -> None:
-        """n twists at the controller's 25 Hz, each stamped now."""
+    def stream(self, linear: tuple[float, float, float], n: int, ahead_s: float | None = 0.0) -> None:
+        """n twists at the controller's 25 Hz, each stamped now + ahead_s (None: stamp 0)."""
         tick = threading.Event()
         for _ in range(n):
             msg = TwistStamped()
-            msg.header.stamp = self.node.get_clock().now().to_msg()
+            if ahead_s is not None:
+                stamp_ns = self.node.get_clock().now().nanoseconds + round(ahead_s * 1e9)
+                msg.header.stamp = Time(sec=stamp_ns // 10**9, nanosec=stamp_ns % 10**9)
             msg.twist.linear.x, msg.twist.linear.y, msg.twist.linear.z = linear
             self.twist_pub.publish(msg)
             tick.wait(0.04)
@@ -217,6 +220,22 @@ def test_non_finite_twist_is_refused(arm: Arm, arm_graph) -> None:
     wait_until(
         lambda: "twist refused, holding still: non-finite" in arm_graph["arm_bridge"].output, 5.0, "log"
     )
+
+
+@pytest.mark.parametrize(("ahead_s", "reason"), [(None, "stamp 0"), (3600.0, "s in the future")])
+def test_unstamped_and_future_twists_are_refused(arm: Arm, arm_graph, ahead_s, reason: str) -> None:
+    """Regression: arm_bridge took stamp 0 and stamps from the future for fresh commands."""
+    arm.moves_under((0.1, 0.0, 0.0), 5)
+    start = arm.ee()
+    arm.stream((0.1, 0.0, 0.0), 5, ahead_s)
+    assert not np.any(arm.commands.next().data)
+    assert np.linalg.norm(arm.ee() - start) < 1e-4
+
+    def logged() -> bool:
+        lines = arm_graph["arm_bridge"].output.splitlines()
+        return any("twist refused, holding still: twist" in line and reason in line for line in lines)
+
+    wait_until(logged, 5.0, "log")
 
 
 def test_workspace_box_stops_the_end_effector_at_its_top(arm: Arm) -> None:

@@ -1,0 +1,172 @@
+"""Fault injection on the sim graph over DDS: killed nodes, bad and huge inputs, stamps, concurrent goals.
+
+Bridge, controller and planner run as separate processes (hgpo/bench/faults.py's harness, the launch file's
+YAML) under a namespace of this test run's own, in the session's DDS domain. Time bounds here are generous
+behaviour bounds for a loaded machine; `hgpo bench faults` measures the real times (docs/faults.md).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from action_msgs.msg import GoalStatus
+from builtin_interfaces.msg import Time
+from geometry_msgs.msg import TwistStamped
+from hgpo_msgs.action import ExecuteSubgoal, RunTask
+from rclpy.action import ActionClient
+
+from hgpo.bench.faults import VICTIMS, Graph, NodeProcess, Probe, inject
+from ros_nodes.waiting import send_goal, wait_for
+from tests.ros.helpers import DISCOVERY_S, ActionCall, wait_until
+from tests.ros.test_graph import SceneWatch, subgoal
+from tests.skill_policy_files import policy_failing_on_real_goals
+
+NS = f"faults_{os.getpid()}"
+SHIPPED_SKILLS = Path(__file__).resolve().parents[2] / "policies" / "pretrained" / "skills"
+# Caller-side bounds: detection targets are about 1 s (bench figures); these leave room for a loaded machine.
+DETECTED_WITHIN_S = 5.0
+ARM_STILL_WITHIN_S = 3.0
+
+
+@pytest.fixture(scope="module")
+def graph(ros_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Graph]:
+    """The three nodes with the launch file's parameters."""
+    logs = tmp_path_factory.mktemp("fault_logs")
+    started = Graph(NS, ros_env, logs, {})
+    yield started
+    codes = started.stop()
+    assert all(code == 0 for code in codes.values()), {n: p.output() for n, p in started.nodes.items()}
+
+
+@pytest.mark.parametrize("victim", VICTIMS)
+def test_a_killed_node_is_detected_the_arm_stops_and_its_restart_alone_recovers(
+    graph: Graph, test_node, victim: str
+) -> None:
+    record = inject(graph, Probe(test_node, NS), victim)
+    logs = {name: node.output()[-3000:] for name, node in graph.nodes.items()}
+    assert record["detected_s"] is not None and record["detected_s"] < DETECTED_WITHIN_S, (record, logs)
+    caller = record["caller"]
+    if victim == "planner":  # the controller stopped the arm for the dead client; its caller is gone too
+        assert "sent no heartbeat" in record["detected_by"]
+        assert caller is None
+    elif victim == "controller":  # the planner says so at once, and sent nothing more to the dead server
+        assert not caller["success"] and "controller stopped answering" in caller["message"], record
+        assert graph.nodes["planner"].output().count("stopped answering") == 1
+    else:  # the planner, having heard scenes in this task, gives up after stream_timeout_s (2 s)
+        assert "no SceneState" in record["detected_by"]
+        assert not caller["success"] and "SceneState" in caller["message"], record
+        assert caller["after_s"] < 8.0, record  # not peer_timeout_s (10 s) after the subgoal failed
+    if victim != "sim_bridge":  # the simulated arm dies with its bridge
+        assert record["arm_stopped_s"] is not None and record["arm_stopped_s"] < ARM_STILL_WITHIN_S, record
+    assert record["next_task"]["success"], (record, logs)
+    # A first request the restarted node dropped is resent within seconds, not after peer_timeout_s (10 s)
+    assert record["next_task"]["wall_s"] < 9.0, (record, logs)
+
+
+def test_concurrent_run_task_goals_are_accepted_or_rejected_never_accepted_then_aborted(
+    graph: Graph, test_node
+) -> None:
+    clients = [ActionClient(test_node, RunTask, f"/{NS}/run_task") for _ in range(5)]
+    for client in clients:
+        assert client.wait_for_server(timeout_sec=DISCOVERY_S)
+    go, handles = threading.Event(), [None] * len(clients)
+
+    def send(i: int) -> None:
+        go.wait()
+        handles[i] = send_goal(clients[i], RunTask.Goal(task="reach", seed=2, reset=True), 10.0, "planner")
+
+    threads = [threading.Thread(target=send, args=(i,)) for i in range(len(clients))]
+    for thread in threads:
+        thread.start()
+    go.set()
+    for thread in threads:
+        thread.join(timeout=60)
+    accepted = [h for h in handles if h is not None and h.accepted]
+    assert len(accepted) == 1, f"{len(accepted)} of 5 accepted"
+    response = wait_for(accepted[0].get_result_async(), 120.0, "the accepted task")
+    assert response.status == GoalStatus.STATUS_SUCCEEDED, response.result.message
+
+
+def test_huge_and_unbounded_inputs_are_refused_with_short_clear_messages(graph: Graph, test_node) -> None:
+    call = ActionCall(test_node, RunTask, f"/{NS}/run_task", RunTask.Goal(instruction="stack " * 1000))
+    status, result = call.result(DISCOVERY_S)
+    assert status == GoalStatus.STATUS_ABORTED and "max_instruction_chars" in result.message
+    assert len(result.message) < 200
+    for goal, expected in (
+        (subgoal("reach", "red_block", timeout_s=1e308), "max_timeout_s"),
+        (subgoal("x" * 10_000, "red_block"), "max_name_chars"),
+        (subgoal("reach", "y" * 10_000), "max_name_chars"),
+    ):
+        call = ActionCall(test_node, ExecuteSubgoal, f"/{NS}/execute_subgoal", goal)
+        status, result = call.result(DISCOVERY_S)
+        assert status == GoalStatus.STATUS_ABORTED and expected in result.message
+        assert len(result.message) < 300, len(result.message)  # never the 10 kB name echoed back
+
+
+def stamped(node, vz: float, offset_s: float | None) -> TwistStamped:
+    """A twist stamped `offset_s` from now by the node's clock; None: stamp 0."""
+    msg = TwistStamped()
+    if offset_s is not None:
+        ns = node.get_clock().now().nanoseconds + round(offset_s * 1e9)
+        msg.header.stamp = Time(sec=ns // 10**9, nanosec=ns % 10**9)
+    msg.twist.linear.z = vz
+    return msg
+
+
+def test_unstamped_stale_and_future_twists_do_not_move_the_arm(graph: Graph, test_node) -> None:
+    scene = SceneWatch(test_node, f"/{NS}/scene_state")
+    pub = test_node.create_publisher(TwistStamped, f"/{NS}/cmd_twist", 10)
+    wait_until(lambda: pub.get_subscription_count() > 0, DISCOVERY_S, "the bridge to subscribe to cmd_twist")
+    bridge = graph.nodes["sim_bridge"]
+
+    def send(offset_s: float | None, vz: float = 0.1, n: int = 20) -> np.ndarray:
+        start = scene.ee()
+        for _ in range(n):
+            pub.publish(stamped(test_node, vz, offset_s))
+            scene.wait_new(2)
+        return scene.ee() - start
+
+    for offset_s, reason in ((None, "stamp 0"), (-3600.0, "s ago, older than"), (3600.0, "in the future")):
+        before = bridge.output().count(reason)
+        assert np.linalg.norm(send(offset_s)) < 2e-3, reason
+        logged = lambda r=reason, b=before: bridge.output().count(r) > b  # noqa: E731
+        wait_until(logged, 10, f"the bridge to log {reason!r}")
+        assert bridge.output().count(reason) == before + 1, "twenty refusals in a burst, logged once"
+        send(0.0, vz=0.0, n=2)  # an accepted twist ends the burst
+    assert send(0.0)[2] > 0.01  # a fresh stamp moves the arm: the refusals above can fail
+
+
+def test_an_exception_in_a_control_tick_stops_the_arm_and_aborts_with_its_text(
+    ros_env, tmp_path: Path, test_node
+) -> None:
+    """Regression: the goal aborted with an empty message and the traceback went only to the log."""
+    bad = policy_failing_on_real_goals(SHIPPED_SKILLS, tmp_path / "bad")
+    ns = f"{NS}_tick"
+    nodes = [
+        NodeProcess("sim_bridge", ns, ros_env, tmp_path, ()),
+        NodeProcess("controller", ns, ros_env, tmp_path, ("policy:=onnx", f"model_dir:={bad}")),
+    ]
+    for node in nodes:
+        node.start()
+    try:
+        for node in nodes:
+            node.wait_ready()
+        twists: list[TwistStamped] = []
+        test_node.create_subscription(TwistStamped, f"/{ns}/cmd_twist", twists.append, 10)
+        scene_topic = f"/{ns}/scene_state"
+        wait_until(lambda: test_node.count_subscribers(scene_topic) > 0, DISCOVERY_S, "a controller")
+        call = ActionCall(test_node, ExecuteSubgoal, f"/{ns}/execute_subgoal", subgoal("reach", "red_block"))
+        status, result = call.result(DISCOVERY_S)
+        assert status == GoalStatus.STATUS_ABORTED, nodes[1].output()
+        assert "control tick raised" in result.message and "out of data bounds" in result.message
+        wait_until(lambda: bool(twists), DISCOVERY_S, "the controller's stop command")
+        last = twists[-1].twist.linear
+        assert (last.x, last.y, last.z) == (0.0, 0.0, 0.0)
+    finally:
+        for node in nodes:
+            node.stop()
