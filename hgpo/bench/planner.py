@@ -1,9 +1,15 @@
-"""`hgpo bench planner`: planner-training throughput on this machine, side by side in one run.
+"""`hgpo bench planner`: planner decisions and planner-training throughput on this machine, side by side in
+one run.
 
+- Decisions: the prompts of the first rollouts' decisions, in play order, answered greedily by the served
+  planner (adapter merged) with each constrained decoder in turn, alternating prompt by prompt: latency
+  p50 / p95 and where it went (chat template, tokenization, prefill of the prompt's uncached tokens,
+  later forward passes, the decoder's own work between them), prompt tokens reused from the prefix cache,
+  and whether every decoder gave the first one's answers.
 - Rollouts: sampled episodes of the planner being trained (its `LLMPlanner`, constrained decoding; on the
   tabletop the controller's skill policies as `rollout.skills` says, in ALFWorld the text skills), played
-  one at a time and `rollout.batch` at a time (decisions batched into one generation): episodes/s,
-  decisions/s and generated tokens/s.
+  one at a time and `rollout.batch` at a time (decisions batched into one generation), with each decoder:
+  episodes/s, decisions/s and generated tokens/s.
 - Updates: forward and backward of the policy's answer log-probabilities on minibatches of those
   decisions, as the RL update and BC run them, with the prompts' shared prefix run once per minibatch
   and without: training tokens/s (prompt and answer tokens of the examples).
@@ -13,10 +19,12 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 from tqdm import tqdm
 
@@ -25,7 +33,11 @@ from policies.planner_training import rl
 from policies.planner_training.config import PlannerTrainConfig, RolloutSettings
 from policies.planner_training.data import Example
 from policies.planner_training.model import Policy, load_policy, token_logprobs
-from policies.planner_training.rollouts import make_arena
+from policies.planner_training.rollouts import Episode, make_arena
+from policies.planning import LLMConfig
+from policies.planning.backends import ConstrainedRequest
+from policies.planning.backends.transformers_lm import TransformersModel
+from policies.planning.llm_config import DECODINGS
 
 
 @dataclass(frozen=True)
@@ -39,6 +51,7 @@ class BenchPlannerConfig:
     max_subgoals: int = 0  # an episode's budget; 0: the domain's (RolloutSettings.budget)
     group_size: int = 8
     batches: tuple[int, ...] = (1, 8)  # rollout.batch values compared
+    decodings: tuple[str, ...] = ("plain", "jump_forward")  # constrained decoders compared
     minibatch: int = 8  # decisions per update minibatch
     threads: int = 1
     seed: int = 0
@@ -47,8 +60,8 @@ class BenchPlannerConfig:
 
 def rollouts(
     policy: Policy, train: PlannerTrainConfig, states: list[str], group: int
-) -> tuple[dict[str, Any], list[Example]]:
-    """The figures of sampled rollouts, and their decisions as the update's examples."""
+) -> tuple[dict[str, Any], list[Episode]]:
+    """The figures of sampled rollouts, and their episodes."""
     arena = make_arena(train.domain, train.rollout)
     started = time.perf_counter()
     episodes = rl.play(arena, policy, train, states, group, sample=True, seed=train.seed)
@@ -57,6 +70,7 @@ def rollouts(
     metrics = rl.rollout_metrics(episodes, train.reward, policy.tokenizer, seconds)
     return {
         "batch": train.rollout.batch,
+        "decoding": train.rollout.decoding,
         "episodes": len(episodes),
         "decisions": int(metrics["rollout/decisions"]),
         "seconds": seconds,
@@ -64,7 +78,55 @@ def rollouts(
         "decisions_per_s": metrics["rollout/decisions"] / seconds,
         "generated_tokens_per_s": metrics["perf/generated_tokens_per_s"],
         "success_rate": metrics["rollout/success_rate"],
-    }, rl.make_batch(policy, episodes, train).examples
+    }, episodes
+
+
+def requests_of(episodes: Sequence[Episode]) -> list[ConstrainedRequest]:
+    """Every constrained model call of the episodes, in play order."""
+    return [
+        (attempt.messages, decision.trace.valid_subgoals)
+        for episode in episodes
+        for decision in episode.decisions
+        if decision.trace is not None and decision.trace.constrained
+        for attempt in decision.trace.attempts
+    ]
+
+
+def decisions(
+    served: LLMConfig, decodings: Sequence[str], requests: Sequence[ConstrainedRequest]
+) -> list[dict[str, Any]]:
+    """Greedy answers to `requests` by each decoder (its own prefix cache, the same weights), taking turns
+    prompt by prompt so that a load change on the machine falls on all of them alike."""
+    first = TransformersModel(replace(served, decoding=decodings[0]))
+    models = [first] + [
+        TransformersModel(replace(served, decoding=d), (first.tokenizer, first.model)) for d in decodings[1:]
+    ]
+    parts = ("render_s", "tokenize_s", "prefill_s", "decode_s", "choose_s")
+    counts = ("prompt_tokens", "reused_tokens", "forwards", "generated_tokens")
+    records: list[list[dict[str, float]]] = [[] for _ in models]
+    texts: list[list[str]] = [[] for _ in models]
+    for messages, choices in tqdm(requests, desc="decisions", unit="prompt", leave=False):
+        for model, record, said in zip(models, records, texts, strict=True):
+            started = time.perf_counter()
+            said.append(model.complete(messages, choices).text)
+            wall = time.perf_counter() - started
+            stats = model.last_stats
+            record.append({"wall_s": wall, **{k: getattr(stats, k) for k in (*parts, *counts)}})
+    results = []
+    for decoding, record, said in zip(decodings, records, texts, strict=True):
+        wall_ms = 1000 * np.array([r["wall_s"] for r in record])
+        results.append(
+            {
+                "decoding": decoding,
+                "decisions": len(record),
+                "latency_ms_p50": float(np.percentile(wall_ms, 50)),
+                "latency_ms_p95": float(np.percentile(wall_ms, 95)),
+                **{f"{k[:-2]}_ms_mean": 1000 * float(np.mean([r[k] for r in record])) for k in parts},
+                **{f"{k}_mean": float(np.mean([r[k] for r in record])) for k in counts},
+                "same_answers": sum(a == b for a, b in zip(said, texts[0], strict=True)),
+            }
+        )
+    return results
 
 
 def update_rate(policy: Policy, examples: list[Example], minibatch: int, share: bool) -> dict[str, Any]:
@@ -108,17 +170,25 @@ def run(config: BenchPlannerConfig) -> dict[str, Any]:
         arena.close()
     else:
         states = [f"{task}:{seed}" for task in config.tasks for seed in range(config.groups)]
+    cases = [(batch, decoding) for decoding in config.decodings for batch in config.batches]
     played = [
         rollouts(
-            policy, replace(train, rollout=replace(train.rollout, batch=batch)), states, config.group_size
+            policy,
+            replace(train, rollout=replace(train.rollout, batch=batch, decoding=decoding)),
+            states,
+            config.group_size,
         )
-        for batch in tqdm(config.batches, desc="rollouts", unit="case", leave=False)
+        for batch, decoding in tqdm(cases, desc="rollouts", unit="case", leave=False)
     ]
-    examples = played[0][1]  # the first case's decisions: the same prompts for both update modes
+    episodes = played[0][1]  # the first case's decisions: the same prompts for every decoder and update
+    served = LLMConfig(domain=config.domain, model=train.model, adapter=train.adapter, threads=config.threads)
+    answered = decisions(served, config.decodings, requests_of(episodes))
+    examples = rl.make_batch(policy, episodes, train).examples
     updates = [update_rate(policy, examples, config.minibatch, share) for share in (False, True)]
     return {
         "adapter": train.adapter,
         "played": f"{config.domain}: {', '.join(states)}",
+        "decisions": answered,
         "rollouts": [figures for figures, _ in played],
         "updates": updates,
     }
@@ -164,6 +234,13 @@ def _parse(argv: list[str]) -> BenchPlannerConfig:
         help="rollout.batch values to compare (%(default)s)",
     )
     parser.add_argument(
+        "--decodings",
+        nargs="+",
+        choices=DECODINGS,
+        default=list(default.decodings),
+        help="constrained decoders compared, the first the reference of same_answers (%(default)s)",
+    )
+    parser.add_argument(
         "--minibatch", type=int, default=default.minibatch, help="update minibatch (%(default)s)"
     )
     parser.add_argument("--threads", type=int, default=default.threads, help="torch threads (%(default)s)")
@@ -193,6 +270,7 @@ def _parse(argv: list[str]) -> BenchPlannerConfig:
         max_subgoals=args.max_subgoals,
         group_size=args.group_size,
         batches=tuple(args.batches),
+        decodings=tuple(args.decodings),
         minibatch=args.minibatch,
         threads=args.threads,
         seed=args.seed,
@@ -213,10 +291,50 @@ def main(argv: list[str]) -> int:
     )
     print(
         table(
+            [
+                "decisions (greedy)",
+                "n",
+                "p50 ms",
+                "p95 ms",
+                "template",
+                "tokenize",
+                "prefill",
+                "later passes",
+                "decoder",
+                "prompt tok",
+                "reused tok",
+                "passes",
+                "answer tok",
+                "same answers",
+            ],
+            [
+                [
+                    d["decoding"],
+                    d["decisions"],
+                    d["latency_ms_p50"],
+                    d["latency_ms_p95"],
+                    d["render_ms_mean"],
+                    d["tokenize_ms_mean"],
+                    d["prefill_ms_mean"],
+                    d["decode_ms_mean"],
+                    d["choose_ms_mean"],
+                    d["prompt_tokens_mean"],
+                    d["reused_tokens_mean"],
+                    d["forwards_mean"],
+                    d["generated_tokens_mean"],
+                    d["same_answers"],
+                ]
+                for d in results["decisions"]
+            ],
+        )
+    )
+    print("(time columns: mean ms a decision; later passes: forward passes after the prefill)\n")
+    print(
+        table(
             ["rollouts", "episodes", "decisions", "s", "episodes/s", "decisions/s", "generated tokens/s"],
             [
                 [
-                    f"batch {r['batch']}",
+                    f"{r['decoding']}, batch {r['batch']}",
                     r["episodes"],
                     r["decisions"],
                     r["seconds"],

@@ -81,6 +81,9 @@ class RolloutSettings:
     batch: int = 8
     """Episodes played at once, each in its own thread and world, their decisions answered in one
     batched generation (the prompts' shared prefix prefilled once); 1: one episode at a time."""
+    decoding: str = "jump_forward"
+    """The constrained decoder of rollouts (LLMConfig.decoding): jump_forward or plain; the same
+    distributions either way."""
 
     def budget(self, domain: str) -> int:
         """The subgoal budget of an episode: `max_subgoals`, or the domain's (DOMAIN_BUDGETS)."""

@@ -22,7 +22,8 @@ from typing import Any, TypeVar
 
 import torch
 
-from policies.planning.backends.transformers_lm import chat_prompt, shared_prefix
+from policies.planning.backends.prefix_cache import shared_prefix
+from policies.planning.backends.transformers_lm import chat_prompt
 from policies.planning.constraint import TokenTrie
 from policies.planning.decisions import Message
 from policies.planning.parsing import parse_subgoal

