@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 import yaml  # type: ignore[import-untyped]
+from scipy.stats import binomtest
 from tqdm import tqdm
 
 from hgpo.bench.report import table
@@ -39,8 +40,18 @@ def llm_settings_from_yaml(path: Path) -> dict[str, Any]:
     raise ValueError(f"{path} has no `<node>: ros__parameters:` block")
 
 
+def success_interval(successes: int, episodes: int) -> list[float]:
+    """The success rate's 95% Wilson score interval: honest at 0 and 1 and on few episodes, where the
+    normal approximation is not."""
+    if not episodes:
+        return [0.0, 1.0]
+    ci = binomtest(successes, episodes).proportion_ci(confidence_level=0.95, method="wilson")
+    return [float(ci.low), float(ci.high)]
+
+
 def summarize(episodes: list[EpisodeResult], tasks: list[str]) -> dict[str, Any]:
-    """success_rate, per-task success, invalid_subgoal_rate and decision latency percentiles."""
+    """success_rate with its 95% interval, per-task success, invalid_subgoal_rate and decision latency
+    percentiles."""
     decisions = [d for e in episodes for d in e.decisions]
     latencies = [d.latency_ms for d in decisions]
     outputs = sum(d.outputs for d in decisions)
@@ -56,6 +67,7 @@ def summarize(episodes: list[EpisodeResult], tasks: list[str]) -> dict[str, Any]
         }
     return {
         "success_rate": float(np.mean([e.success for e in episodes])) if episodes else 0.0,
+        "success_ci95": success_interval(sum(e.success for e in episodes), len(episodes)),
         "episodes": len(episodes),
         "per_task": per_task,
         "decisions": len(decisions),
@@ -216,8 +228,10 @@ def main(argv: list[str]) -> int:
         for name, t in metrics["per_task"].items()
     ]
     print(table(["task", "success", "episodes", "subgoals/ep"], rows))
+    low, high = metrics["success_ci95"]
     print(
-        f"success {metrics['success_rate']:.2f} over {metrics['episodes']} episodes; "
+        f"success {metrics['success_rate']:.2f} (95% interval {low:.2f}-{high:.2f}) over "
+        f"{metrics['episodes']} episodes; "
         f"{metrics['decisions']} decisions, invalid outputs {metrics['invalid_subgoal_rate']:.3f}, "
         f"latency p50 {metrics['decision_latency_ms_p50']:.0f} ms "
         f"p95 {metrics['decision_latency_ms_p95']:.0f} ms"

@@ -14,6 +14,7 @@ import pytest
 import torch
 
 from hgpo.cli import main as hgpo
+from hgpo.eval_planner import success_interval
 from policies.stop_request import StopRequest
 from tests.processes import Captured
 
@@ -52,6 +53,8 @@ def test_eval_planner_on_held_out_compositions(tmp_path: Path, capsys: pytest.Ca
     assert hgpo([*args, "--episodes", "1", "--skills", "expert", "--run-dir", str(run)]) == 0
     metrics = json.loads((run / "metrics.json").read_text())
     assert metrics["config"]["split"] == "heldout" and metrics["success_rate"] == 1.0
+    low, high = metrics["success_ci95"]  # 5 of 5: the Wilson interval reaches 1 but not down to 0.8
+    assert high == pytest.approx(1.0) and 0.5 < low < 0.6
     assert set(metrics["per_task"]) == {"multi_place", "tower", "clear_plate", "swap", "relational"}
     episodes = [json.loads(line) for line in (run / "episodes.jsonl").read_text().splitlines()]
     assert all(e["instruction"] for e in episodes)
@@ -260,3 +263,11 @@ def test_a_second_ctrl_c_interrupts_at_once() -> None:
         with pytest.raises(KeyboardInterrupt):
             os.kill(os.getpid(), signal.SIGINT)
     assert signal.getsignal(signal.SIGINT) is before
+
+
+def test_success_interval_is_wilsons() -> None:
+    assert success_interval(0, 0) == [0.0, 1.0]
+    low, high = success_interval(95, 100)  # the textbook Wilson interval of 95/100
+    assert low == pytest.approx(0.8882, abs=1e-4) and high == pytest.approx(0.9785, abs=1e-4)
+    low, high = success_interval(0, 100)  # no success seen: still not certain that none would happen
+    assert low == 0.0 and high == pytest.approx(0.0370, abs=1e-4)
