@@ -5,7 +5,7 @@ HGPO := $(VENV)/bin/hgpo
 # Extra launch arguments, e.g. `make sim ARGS="task:=sort seed:=4"`.
 ARGS ?=
 
-.PHONY: setup sim alfworld test lint clean
+.PHONY: setup sim alfworld test test-fast lint clean
 
 setup:
 	@VENV=$(VENV) bash tools/setup.sh
@@ -25,6 +25,10 @@ lint: setup
 
 test: lint
 	$(PY) -m pytest -q
+
+# The fast unit tier alone (no ROS graphs, language models, ALFWorld games), for a quick check while editing.
+test-fast: setup
+	$(PY) -m pytest -q -m "not slow"
 
 clean:
 	rm -rf build $(VENV)

@@ -16,3 +16,17 @@ def smollm2_dir() -> Path:
     folder = MODEL_ALIASES[DEFAULT_MODEL]
     assert (folder / "config.json").is_file(), f"{folder} is missing: run `make setup`"
     return folder
+
+
+SLOW_FOLDERS = frozenset({"ros", "planner_training", "alfworld", "packaging"})
+"""Test folders of the slow tier: real nodes over DDS, real language models, ALFWorld games, set-up runs."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the slow tier (`make test-fast` runs `-m "not slow"`): the folders above, and any test that
+    loads the real SmolLM2."""
+    root = Path(__file__).parent
+    for item in items:
+        folder = item.path.relative_to(root).parts[0] if item.path.is_relative_to(root) else ""
+        if folder in SLOW_FOLDERS or "smollm2_dir" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)
