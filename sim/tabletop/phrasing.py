@@ -162,8 +162,6 @@ PHRASINGS: Mapping[str, tuple[Phrasing, ...]] = {
             "[please|could you] move your hand above the {obj:colour} " + BLOCK,
             "reach for the {obj:colour} " + BLOCK + " without grasping it",
             "put the gripper right above the {obj}",
-            "[just|only] reach the {obj}, do not pick it up",
-            "[hold|keep] the gripper [over|above] the {obj:cube} but do not grab it",
         ),
         heldout=(
             "bring the gripper over the {obj:colour} " + BLOCK,
@@ -181,9 +179,6 @@ PHRASINGS: Mapping[str, tuple[Phrasing, ...]] = {
             "[please|kindly] put the {obj} on the {plate}",
             "the {obj} goes on the {plate}",
             "set the {obj:cube} down on the {plate}",
-            "[take|fetch] the {obj} and [leave|put] it on the {plate}",
-            "I [want|need] the {obj:colour} " + BLOCK + " on the {plate}",
-            "[pick up|lift] the {obj:cube}, then [set|put] it down [on|onto] the {plate}",
         ),
         heldout=(
             "grab the {obj:colour} " + BLOCK + " and drop it [on|onto] the {plate}",
@@ -200,9 +195,6 @@ PHRASINGS: Mapping[str, tuple[Phrasing, ...]] = {
             "[please|kindly] push the {obj} onto the {plate}",
             "[slide|push] the {obj} along the table onto the {plate}",
             "get the {obj:cube} onto the {plate} by pushing it",
-            "[don't|do not] [pick up|grasp] the {obj}: [push|slide] it [onto|to] the {plate} instead",
-            "using [a push|pushes] only, [move|get] the {obj:colour} " + BLOCK + " [onto|to] the {plate}",
-            "with no grasping, [move|get] the {obj} [onto|to] the {plate}",
         ),
         heldout=(
             "without [picking it up|lifting it], get the {obj:colour} " + BLOCK + " onto the {plate}",
@@ -219,9 +211,6 @@ PHRASINGS: Mapping[str, tuple[Phrasing, ...]] = {
             "pick up the {top} and [put|place] it on the {base}",
             "the {top} goes on top of the {base}",
             "[please|kindly] stack the {top:cube} on the {base:cube}",
-            "[stack|place] the {top} so that it rests on the {base}",
-            "the {base} [stays|is] at the bottom and the {top} goes on top of it",
-            "[make|build] a [pile|stack] by putting the {top:colour} " + BLOCK + " on the {base}",
         ),
         heldout=(
             "[build|make] a stack with the {top:colour} " + BLOCK + " on the {base}",
@@ -237,9 +226,6 @@ PHRASINGS: Mapping[str, tuple[Phrasing, ...]] = {
             "put {assign}",
             "[please|kindly] place {assign}",
             "sort by colour: {assign:to}",
-            "[arrange|group] the blocks as follows: {assign:to}",
-            "[could you|can you] put {assign}?",
-            "I want {assign:cubes}",
         ),
         heldout=(
             "{assign}, please",
