@@ -21,12 +21,18 @@ def smollm2_dir() -> Path:
 SLOW_FOLDERS = frozenset({"ros", "planner_training", "alfworld", "packaging"})
 """Test folders of the slow tier: real nodes over DDS, real language models, ALFWorld games, set-up runs."""
 
+SLOW_MODULES = frozenset(
+    {"test_skill_training.py", "test_ppo_training.py", "test_bench_skills.py", "test_skills_cli.py"}
+)
+"""Test modules of the slow tier elsewhere: skill training runs and races against their peers."""
+
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark the slow tier (`make test-fast` runs `-m "not slow"`): the folders above, and any test that
-    loads the real SmolLM2."""
+    """Mark the slow tier (`make test-fast` runs `-m "not slow"`): the folders and modules above, and any
+    test that loads the real SmolLM2."""
     root = Path(__file__).parent
     for item in items:
         folder = item.path.relative_to(root).parts[0] if item.path.is_relative_to(root) else ""
-        if folder in SLOW_FOLDERS or "smollm2_dir" in getattr(item, "fixturenames", ()):
+        slow_file = folder in SLOW_FOLDERS or item.path.name in SLOW_MODULES
+        if slow_file or "smollm2_dir" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.slow)
