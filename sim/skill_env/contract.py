@@ -23,7 +23,8 @@ Semantics, as gymnasium-robotics' Fetch tasks (so HER works unchanged):
 Reserved `info` keys (every backend writes all of them, each an array over the batch):
 - `success` (bool): the achieved goal is within the threshold after this step (before any auto-reset);
   at the last step of an episode it is the episode's success.
-- `time_outs` (bool): the episode ended by its time limit (equal to `truncated`; the rsl_rl name).
+- `time_outs` (bool): the episode ended by its time limit and not for good (`truncated & ~terminated`, from
+  `time_outs()`; the rsl_rl name): where a trainer bootstraps.
 - `is_action_valid` (bool): the action was finite and inside [-1, 1]. Non-finite entries are applied as 0
   and out-of-range entries are clipped; the step still happens.
 - `final_observation` (dict like the observation): what this step's action led to, for every env, before
@@ -145,6 +146,12 @@ class GoalVecEnv(ABC):
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+def time_outs(terminated: np.ndarray, truncated: np.ndarray) -> np.ndarray:
+    """The reserved `time_outs` key: episodes cut by the time limit that did not also end for good, so that
+    a trainer bootstrapping on it never bootstraps through a termination."""
+    return np.asarray(truncated, dtype=bool) & ~np.asarray(terminated, dtype=bool)
 
 
 def check_actions(actions: np.ndarray, num_envs: int, action_dim: int) -> tuple[np.ndarray, np.ndarray]:

@@ -20,6 +20,7 @@ from sim.skill_env.contract import (
     StepResult,
     check_actions,
     check_batch,
+    time_outs,
 )
 from sim.skill_env.randomization import RandomizationConfig
 
@@ -124,7 +125,7 @@ class FetchSkillEnv(GoalVecEnv):
                 self._write(self._obs, i, observation)
         info = {
             "success": success,
-            "time_outs": truncated & ~terminated,
+            "time_outs": time_outs(terminated, truncated),
             "is_action_valid": valid,
             "final_observation": final,
             "episode_return": episode_return,

@@ -25,6 +25,7 @@ from sim.skill_env.contract import (
     check_actions,
     check_batch,
     config_from_options,
+    time_outs,
 )
 from sim.skill_env.observation import GOAL_LAYOUT, OBSERVATION_LAYOUT, observe
 from sim.skill_env.randomization import (
@@ -228,16 +229,17 @@ class TabletopSkillEnv(GoalVecEnv):
                         self._obs[key][i] = final[key][i]
 
         self._run(step_chunk)
+        terminated = np.zeros(self.num_envs, dtype=bool)  # no tabletop skill ends an episode for good
         info = {
             "success": success,
-            "time_outs": truncated.copy(),
+            "time_outs": time_outs(terminated, truncated),
             "is_action_valid": valid,
             "final_observation": final,
             "episode_return": episode_return,
             "episode_length": episode_length,
         }
         observation = {key: value.copy() for key, value in self._obs.items()}
-        return StepResult(observation, reward, np.zeros(n, dtype=bool), truncated, info)
+        return StepResult(observation, reward, terminated, truncated, info)
 
     def expert_actions(self) -> np.ndarray:
         """The scripted expert's actions (num_envs, 4) from the true scene: a reference and a demonstrator."""

@@ -36,6 +36,7 @@ from sim.skill_env.contract import (
     check_actions,
     check_batch,
     config_from_options,
+    time_outs,
 )
 from sim.skill_env.observation import GOAL_LAYOUT, OBSERVATION_LAYOUT, observe
 from sim.skill_env.randomization import EpisodeRandomization, RandomizationConfig, noisy_state, sample_episode
@@ -303,15 +304,16 @@ class RobosuiteSkillEnv(GoalVecEnv):
                 rows.append(self._reset_env(i))
             else:
                 rows.append(final)
+        terminated = np.zeros(self.num_envs, dtype=bool)  # no tabletop skill ends an episode for good
         info = {
             "success": success,
-            "time_outs": truncated.copy(),
+            "time_outs": time_outs(terminated, truncated),
             "is_action_valid": valid,
             "final_observation": _stack(finals),
             "episode_return": episode_return,
             "episode_length": episode_length,
         }
-        return StepResult(_stack(rows), reward, np.zeros(n, dtype=bool), truncated, info)
+        return StepResult(_stack(rows), reward, terminated, truncated, info)
 
     def states(self) -> list[SceneState]:
         """Each env's true scene in the tabletop's frame; its one object is named "object"."""
