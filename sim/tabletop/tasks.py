@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sim.tabletop import families
+import sim.tabletop.families as families
 from sim.tabletop.errors import UnknownTaskError
 from sim.tabletop.families import PUSH_CORRIDOR, PUSH_RUN_UP, Builder, segment_distance
 from sim.tabletop.goal import Atom, Task

@@ -25,7 +25,7 @@ from sim.tabletop.model import (
 from sim.tabletop.state import ObjectState, SceneState
 
 if TYPE_CHECKING:
-    from sim.tabletop.tasks import Task
+    from sim.tabletop.goal import Task
 
 
 @dataclass(frozen=True)
