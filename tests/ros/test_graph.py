@@ -70,7 +70,8 @@ def reset(node, seed: int, task: str = "stack", service: str = "/hgpo/reset_scen
 
 def test_run_task_over_dds(graph: Launched, test_node) -> None:
     planned: list[Subgoal] = []
-    test_node.create_subscription(Subgoal, "/hgpo/subgoal", planned.append, 10)
+    heard = test_node.create_subscription(Subgoal, "/hgpo/subgoal", planned.append, 10)
+    wait_until(lambda: heard.get_publisher_count() > 0, DISCOVERY_S, "the planner's subgoal publisher")
     call = ActionCall(test_node, RunTask, "/hgpo/run_task", RunTask.Goal(task="stack", reset=True, seed=1))
     status, result = call.result(TASK_TIMEOUT_S)
     assert status == GoalStatus.STATUS_SUCCEEDED, (result.message, graph.output)
