@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hgpo.cli import Commands, dispatch
+from hgpo.llm_arguments import add_llm_arguments, llm_config
 
 if TYPE_CHECKING:
     from policies.planning import LLMConfig, Planner
@@ -122,30 +123,6 @@ def _games(args: argparse.Namespace, parser: argparse.ArgumentParser) -> list:
     return games[: args.limit] if args.limit else games
 
 
-def _llm_arguments(parser: argparse.ArgumentParser, which: str) -> None:
-    parser.add_argument(
-        "--config",
-        type=Path,
-        default=PLANNER_YAML,
-        help=f"planner node parameters whose `llm` block configures {which} (%(default)s)",
-    )
-    parser.add_argument("--model", help=f"{which}: base model (alias, folder or cached hub name)")
-    parser.add_argument(
-        "--adapter", help=f"{which}: LoRA adapter folder, e.g. from `hgpo train-planner` (its adapter/)"
-    )
-
-
-def _llm_config(args: argparse.Namespace, parser: argparse.ArgumentParser) -> LLMConfig:
-    from hgpo.eval_planner import llm_settings_from_yaml
-    from policies.planning import LLMConfig
-
-    overrides = {k: v for k, v in (("model", args.model), ("adapter", args.adapter)) if v is not None}
-    try:
-        return LLMConfig.from_mapping({**llm_settings_from_yaml(args.config), **overrides})
-    except ValueError as err:
-        parser.error(str(err))
-
-
 def _planner(name: str, llm: LLMConfig | None, parser: argparse.ArgumentParser) -> Planner | None:
     """The named alfworld planner; a bad name is a usage error, a model that cannot load is reported, None."""
     from policies.planning import make_planner
@@ -184,7 +161,7 @@ def eval_main(argv: list[str]) -> int:
         help="leave the LLM planner every admissible subgoal, futile and off-task ones too (the domain's "
         "task rules prune them by default); the expert and searcher never consult the rules",
     )
-    _llm_arguments(parser, "--planner llm")
+    add_llm_arguments(parser, "--planner llm", PLANNER_YAML)
     args = parser.parse_args(argv)
     from tqdm import tqdm
 
@@ -194,7 +171,7 @@ def eval_main(argv: list[str]) -> int:
     from policies.alfworld.planners import EXPERT_PLAN_PLANNERS
     from sim.alfworld import AlfworldTextEnv, GameFileError
 
-    llm = _llm_config(args, parser)
+    llm = llm_config(args, parser)
     if args.no_task_rules:
         llm = dataclasses.replace(llm, task_rules=False)
     planner = _planner(args.planner, llm, parser)
@@ -286,21 +263,22 @@ def demos_main(argv: list[str]) -> int:
         help="with --learner: leave out the states where learner and expert only walk to different "
         "receptacles with nothing in hand (an order of search the prompt does not show)",
     )
-    _llm_arguments(parser, "--learner llm")
+    add_llm_arguments(parser, "--learner llm", PLANNER_YAML)
     args = parser.parse_args(argv)
     if args.drop_search_order and not args.learner:
         parser.error("--drop-search-order needs --learner: it compares what the learner and expert choose")
     from tqdm import tqdm
 
     from policies.alfworld.episodes import demo_record, run_episode
-    from policies.alfworld.planners import ExpertLabelledPlanner
+    from policies.alfworld.planners import search_order_only
     from policies.planning.alfworld_domain import AlfworldDomain
+    from policies.planning.dagger import ExpertLabelledPlanner
     from policies.planning.prompting import PromptBuilder
     from sim.alfworld import AlfworldTextEnv
 
     prompts = PromptBuilder.for_domain(AlfworldDomain())
     expert = _planner(args.planner, None, parser)
-    learner = _planner(args.learner, _llm_config(args, parser), parser) if args.learner else None
+    learner = _planner(args.learner, llm_config(args, parser), parser) if args.learner else None
     if expert is None or (args.learner and learner is None):
         return 2
     games = _games(args, parser)
@@ -319,9 +297,10 @@ def demos_main(argv: list[str]) -> int:
                 if learner is None:
                     result = run_episode(env, game, expert, True, on_decision=record)
                 else:
-                    player = ExpertLabelledPlanner(learner, expert, record, args.drop_search_order)
+                    skip = search_order_only if args.drop_search_order else None
+                    player = ExpertLabelledPlanner(learner, expert, record, skip)
                     result = run_episode(env, game, player, True)
-                    dropped += player.dropped
+                    dropped += player.skipped
                 won += result.won
                 if result.won or learner is not None:  # expert demonstrations: only its successes
                     kept += 1

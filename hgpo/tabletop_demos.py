@@ -1,5 +1,7 @@
 """`hgpo tabletop-demos`: the expert planner on seeded tabletop tasks, one JSONL record per decision with
-the LLM planner's own messages for it (the counterpart of `hgpo alfworld demos`), for behaviour cloning."""
+the LLM planner's own messages for it (the counterpart of `hgpo alfworld demos`), for behaviour cloning.
+With --learner llm (DAgger) the LLM planner plays instead, and every state it reaches is recorded with the
+expert's subgoal there, from every episode, solved or not."""
 
 from __future__ import annotations
 
@@ -7,6 +9,9 @@ import argparse
 import json
 import sys
 from pathlib import Path
+
+from hgpo.eval_planner import PLANNER_YAML
+from hgpo.llm_arguments import add_llm_arguments, llm_config
 
 
 def main(argv: list[str]) -> int:
@@ -25,32 +30,67 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--history-k", type=int, default=4, help="history in the prompt, as the planner's llm.history_k"
     )
+    parser.add_argument(
+        "--learner",
+        choices=("llm",),
+        help="DAgger: the LLM planner (--adapter) plays and the expert labels the states it reaches",
+    )
+    parser.add_argument(
+        "--skills",
+        default="expert",
+        choices=("onnx", "expert"),
+        help="the controller's skill policy: expert (scripted) or onnx (the learned skills where --skill-dir "
+        "has a policy file, as `hgpo launch sim` runs them) (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--skill-dir", type=Path, help="skills onnx: folder of SKILL/policy.onnx files (default: the shipped)"
+    )
+    add_llm_arguments(parser, "--learner llm", PLANNER_YAML)
     args = parser.parse_args(argv)
     from tqdm import tqdm
 
+    from policies.control import SkillPolicyConfig, make_skill_policy
     from policies.planner_training.demos import tabletop_demonstrations
+    from policies.planning import make_planner
+    from policies.planning.backends import ModelError
     from sim.tabletop import UnknownTaskError, task_names
 
     try:
         tasks = [task for name in args.tasks for task in task_names(name)]
-    except UnknownTaskError as err:
+        policy = make_skill_policy(args.skills, SkillPolicyConfig(model_dir=args.skill_dir))
+    except (UnknownTaskError, ValueError) as err:
         print(f"hgpo tabletop-demos: error: {err}", file=sys.stderr)
         return 2
     if args.seeds < 1:
         print("hgpo tabletop-demos: error: --seeds must be >= 1", file=sys.stderr)
         return 2
+    learner = None
+    if args.learner:
+        try:
+            learner = make_planner(args.learner, llm_config(args, parser))
+        except ModelError as err:
+            print(f"hgpo tabletop-demos: error: the learner cannot start: {err}", file=sys.stderr)
+            return 2
     args.out.parent.mkdir(parents=True, exist_ok=True)
     partial = args.out.with_name(args.out.name + ".partial")
     seeds = range(args.seed_start, args.seed_start + args.seeds)
-    records = solved = 0
+    records = kept = solved = 0
+    episodes = tabletop_demonstrations(
+        tasks, seeds, args.history_k, split=args.split, learner=learner, policy=policy
+    )
     with partial.open("w") as out, tqdm(total=len(tasks) * len(seeds), unit="ep", desc="demos") as bar:
-        for success, lines in tabletop_demonstrations(tasks, seeds, args.history_k, split=args.split):
+        for success, lines in episodes:
             bar.update(1)
-            if success:  # only solved episodes are demonstrations
-                solved += 1
+            solved += success
+            if success or learner is not None:  # expert demonstrations: only its successes
+                kept += 1
                 records += len(lines)
                 out.writelines(json.dumps(line) + "\n" for line in lines)
+            bar.set_postfix(solved=f"{solved / bar.n:.2f}")
     partial.replace(args.out)
-    episodes = len(tasks) * len(seeds)
-    print(f"wrote {records} records from {solved}/{episodes} expert-solved episodes to {args.out}")
+    who = "the LLM planner labelled by the expert" if learner else "the expert"
+    print(
+        f"wrote {records} records from {kept}/{bar.total} episodes to {args.out}; "
+        f"{who} solved {solved}/{bar.total}"
+    )
     return 0

@@ -4,19 +4,18 @@
 `expert` maps the first command of ALFWorld's planner expert (Fast Downward on the game's PDDL, replanned
 from the current state) onto the subgoal vocabulary: the oracle for generated games. `searcher` is that
 expert without its knowledge of where things are hidden, the source of demonstrations. `llm` is the
-project's `LLMPlanner` on the `alfworld` domain (built by the registry). `ExpertLabelledPlanner` lets a
-learner play while an expert labels every state it reaches: DAgger's data collection.
+project's `LLMPlanner` on the `alfworld` domain (built by the registry). `search_order_only` is the
+ALFWorld labels DAgger (`policies.planning.dagger`) may leave out.
 """
 
 from __future__ import annotations
 
 import re
 
-from policies.alfworld.episodes import DecisionHook
 from policies.planning.alfworld_domain import AlfworldView, holding
 from policies.planning.decisions import DecisionTrace
 from policies.planning.domain import Subgoal
-from policies.planning.planner import Planner, PlannerError, PlanningContext, StepRecord
+from policies.planning.planner import PlannerError, PlanningContext, StepRecord
 from sim.alfworld import subgoal_for_command
 from sim.alfworld.text_state import SearchState, kind, search_state
 
@@ -112,47 +111,12 @@ class SearchingAlfworldPlanner:
         return None
 
 
-class ExpertLabelledPlanner:
-    """DAgger's rollouts (Ross et al., 2011): `learner` chooses what runs, and at every state it reaches
-    `expert` says what it would do there, which `on_label` receives as a demonstration hook does.
-
-    Behaviour cloning sees only the states the expert's own trajectories pass through; a learner that
-    strays (walks past the sink basin with the tomato) meets states it was never shown. Labelling the
-    states the learner reaches teaches it to recover from its own mistakes. The label is taken before the
-    learner answers, so the states where the learner fails, loops or stops too early are labelled too."""
-
-    def __init__(
-        self,
-        learner: Planner,
-        expert: Planner,
-        on_label: DecisionHook,
-        drop_search_order: bool = False,
-    ) -> None:
-        self.learner, self.expert, self.on_label = learner, expert, on_label
-        self.drop_search_order, self.dropped = drop_search_order, 0
-        self.name = f"{learner.name} labelled by {expert.name}"
-        self.last_trace: DecisionTrace | None = None
-
-    def next_subgoal(self, context: PlanningContext[AlfworldView]) -> Subgoal | None:
-        label = self.expert.next_subgoal(context)
-        choice: Subgoal | None = None
-        try:
-            choice = self.learner.next_subgoal(context)
-            return choice
-        finally:
-            self.last_trace = self.learner.last_trace
-            if self.drop_search_order and search_order_only(label, choice, context.history):
-                self.dropped += 1
-            elif label is not None:
-                self.on_label(context.instruction, context.state, context.history, label)
-
-
 def search_order_only(label: Subgoal | None, choice: Subgoal | None, history: tuple[StepRecord, ...]) -> bool:
-    """Learner and expert walk to different receptacles with nothing in hand: they differ only in the order
-    they search. The searcher's order follows the receptacles it visited over the whole game, which the
-    prompt's last k steps do not show, so as a label it is noise (162 of the 1,230 states the shipped
-    adapter reached in 60 new training games), while the labels that lose games are actions at the right
-    place."""
+    """DAgger's skip rule here: learner and expert walk to different receptacles with nothing in hand, so
+    they differ only in the order they search. The searcher's order follows the receptacles it visited
+    over the whole game, which the prompt's last k steps do not show, so as a label it is noise (162 of the
+    1,230 states the shipped adapter reached in 60 new training games), while the labels that lose games
+    are actions at the right place."""
     return (
         label is not None
         and choice is not None

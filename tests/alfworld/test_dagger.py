@@ -12,9 +12,10 @@ import pytest
 
 from hgpo.alfworld import demos_main
 from policies.alfworld.episodes import run_episode
-from policies.alfworld.planners import ExpertLabelledPlanner
+from policies.alfworld.planners import search_order_only
 from policies.planning import PlanningContext, StepRecord, make_planner
 from policies.planning.alfworld_domain import AlfworldDomain, AlfworldView
+from policies.planning.dagger import ExpertLabelledPlanner
 from policies.planning.domain import Subgoal, valid_now
 from sim.alfworld import AlfworldTextEnv, discover_games, parse_subgoal
 
@@ -78,10 +79,10 @@ def test_states_where_learner_and_expert_only_search_in_a_different_order_can_be
             BackwardsWalker(walks=2),
             searcher,
             lambda _task, _view, history, label: kept.append((len(history), label)),
-            drop_search_order=drop,
+            skip=search_order_only if drop else None,
         )
         history = run_episode(expert_env, game, player, with_expert_plan=True).history
-        return kept, history, player.dropped
+        return kept, history, player.skipped
 
     everything, walked, none_dropped = labels(drop=False)
     kept, _, dropped = labels(drop=True)

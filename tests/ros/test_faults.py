@@ -161,7 +161,9 @@ def test_an_exception_in_a_control_tick_stops_the_arm_and_aborts_with_its_text(
         scene_topic = f"/{ns}/scene_state"
         wait_until(lambda: test_node.count_subscribers(scene_topic) > 0, DISCOVERY_S, "a controller")
         # The stop is published once, volatile: unmatched, it is lost (the CI failure this guards against).
-        wait_until(lambda: heard.get_publisher_count() > 0, DISCOVERY_S, "the controller's cmd_twist publisher")
+        wait_until(
+            lambda: heard.get_publisher_count() > 0, DISCOVERY_S, "the controller's cmd_twist publisher"
+        )
         call = ActionCall(test_node, ExecuteSubgoal, f"/{ns}/execute_subgoal", subgoal("reach", "red_block"))
         status, result = call.result(DISCOVERY_S)
         assert status == GoalStatus.STATUS_ABORTED, nodes[1].output()
