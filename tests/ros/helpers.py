@@ -16,13 +16,20 @@ DISCOVERY_S = 30.0  # generous: CI machines are shared and DDS discovery can tak
 ACCEPTANCE_S = 10.0  # a goal's acceptance normally takes milliseconds
 
 
-def wait_until(predicate: Callable[[], bool], timeout: float, what: str) -> None:
-    """Poll a condition that no future signals (a topic's content); fails with `what` at the deadline."""
+def becomes_true(predicate: Callable[[], bool], timeout: float) -> bool:
+    """Poll a condition that no future signals (a topic's content); whether it held before the deadline."""
     deadline = time.monotonic() + timeout
     event = threading.Event()
     while not predicate():
-        assert time.monotonic() < deadline, f"timed out after {timeout} s waiting for {what}"
+        if time.monotonic() >= deadline:
+            return False
         event.wait(0.02)
+    return True
+
+
+def wait_until(predicate: Callable[[], bool], timeout: float, what: str) -> None:
+    """`becomes_true`, failing with `what` at the deadline."""
+    assert becomes_true(predicate, timeout), f"timed out after {timeout} s waiting for {what}"
 
 
 class ActionCall:
