@@ -94,12 +94,8 @@ class Controller(Node):
         self.policy = make_skill_policy(policy, config)  # a bad policy file: exit 2 with its error
         for skill in SKILLS:
             self.get_logger().info(f"{skill}: {self.policy.source(skill)}")
-        if policy == "onnx":  # onnxruntime is imported only by nodes that use it (it is slow to load)
-            from policies.control.onnx_skill_policy import OnnxSkillPolicy
-
-            assert isinstance(self.policy, OnnxSkillPolicy)
-            for note in self.policy.deployment_differences(self.command_scale.max_speed, 1.0 / self.rate_hz):
-                self.get_logger().warning(note)
+        for note in self.policy.deployment_differences(self.command_scale.max_speed, 1.0 / self.rate_hz):
+            self.get_logger().warning(note)
         self.estop = EstopMonitor(self)  # arm_bridge's latched e-stop: no subgoal starts or runs under it
 
         # The latest message and when it came; converted only when a tick reads it (100 Hz in, 25 Hz used).

@@ -160,8 +160,7 @@ class OnnxSkillPolicy:
         )
 
     def deployment_differences(self, max_speed: float, control_period_s: float) -> list[str]:
-        """How deployment differs from training (speed of a full action, control period): worth a warning,
-        since a policy's gains were learned at its training values, but not fatal."""
+        """Each policy file's training speed and control period that deployment does not match."""
         notes = []
         for policy in {id(p): p for p in self.policies.values()}.values():
             info = policy.info

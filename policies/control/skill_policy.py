@@ -1,8 +1,7 @@
-"""Skill policy backends behind one interface, selected by exact name."""
+"""The skill policy interface, its scripted reference and the options a backend is built from."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -23,6 +22,11 @@ class SkillPolicy(Protocol):
         """What executes a planner skill, for logs and run configs."""
         ...
 
+    def deployment_differences(self, max_speed: float, control_period_s: float) -> list[str]:
+        """How deployment (speed of a full action, control period) differs from what the policy was trained
+        at: worth a warning, since learned gains hold at their training values, but not fatal."""
+        ...
+
 
 class ExpertSkillPolicy:
     """The scripted experts of `sim.tabletop`: the reference that learned skills are measured against."""
@@ -34,6 +38,9 @@ class ExpertSkillPolicy:
 
     def source(self, planner_skill: str) -> str:
         return "expert (scripted)"
+
+    def deployment_differences(self, max_speed: float, control_period_s: float) -> list[str]:
+        return []  # scripted: its gains hold at any speed and rate
 
 
 GOAL_HORIZON_M = 0.12
@@ -50,25 +57,3 @@ class SkillPolicyConfig:
     """Backend for skills without a policy file under `onnx`; "none": their subgoals fail."""
     goal_horizon_m: float = GOAL_HORIZON_M
     """`onnx`: a goal farther than this is fed as a waypoint this far towards it (0: the goal itself)."""
-
-
-def _onnx(config: SkillPolicyConfig) -> SkillPolicy:
-    from policies.control.onnx_skill_policy import SHIPPED_MODEL_DIR, OnnxSkillPolicy  # onnxruntime: on use
-
-    fallback = None if config.fallback == "none" else make_skill_policy(config.fallback)
-    if isinstance(fallback, OnnxSkillPolicy):
-        raise ValueError("the fallback of the onnx skill policy cannot be onnx itself")
-    return OnnxSkillPolicy(config.model_dir or SHIPPED_MODEL_DIR, fallback, config.goal_horizon_m)
-
-
-SKILL_POLICIES: dict[str, Callable[[SkillPolicyConfig], SkillPolicy]] = {
-    "expert": lambda _config: ExpertSkillPolicy(),
-    "onnx": _onnx,
-}
-
-
-def make_skill_policy(name: str, config: SkillPolicyConfig | None = None) -> SkillPolicy:
-    """The backend called `name`; ValueError listing the known ones, PolicyFileError for a bad policy file."""
-    if name not in SKILL_POLICIES:
-        raise ValueError(f"unknown skill policy {name!r}; known: {', '.join(sorted(SKILL_POLICIES))}")
-    return SKILL_POLICIES[name](config or SkillPolicyConfig())
