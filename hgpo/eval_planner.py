@@ -8,36 +8,22 @@ import argparse
 import json
 import sys
 import time
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml  # type: ignore[import-untyped]
 from scipy.stats import binomtest
 from tqdm import tqdm
 
 from hgpo.bench.report import table
+from hgpo.llm_arguments import llm_config_from
+from hgpo.overrides import add_set_argument, parse_sets
 from policies.evaluation import EpisodeResult
 from policies.planning import LLMConfig
 
 REPO = Path(__file__).resolve().parent.parent
 PLANNER_YAML = REPO / "launch" / "config" / "planner.yaml"
-
-
-def llm_settings_from_yaml(path: Path) -> dict[str, Any]:
-    """The `llm` block of the planner node's parameter file (the node's own settings, one source)."""
-    try:
-        data = yaml.safe_load(path.read_text()) or {}
-    except (OSError, yaml.YAMLError) as err:
-        raise ValueError(f"cannot read planner settings from {path}: {err}") from err
-    for node in data.values():
-        if isinstance(node, dict) and isinstance(node.get("ros__parameters"), dict):
-            llm = node["ros__parameters"].get("llm", {})
-            if not isinstance(llm, dict):
-                raise ValueError(f"{path}: `llm` must be a mapping of LLM planner settings")
-            return llm
-    raise ValueError(f"{path} has no `<node>: ros__parameters:` block")
 
 
 def success_interval(successes: int, episodes: int) -> list[float]:
@@ -138,21 +124,19 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--physics-rate", type=float, default=100.0, help="world steps per second (Hz)")
     parser.add_argument("--control-rate", type=float, default=25.0, help="controller ticks per second (Hz)")
+    add_set_argument(parser, "the LLM planner's `llm` settings", "max_new_tokens=48")
     return parser
 
 
-def _llm_config(args: argparse.Namespace) -> LLMConfig:
-    config = LLMConfig.from_mapping(llm_settings_from_yaml(args.config))
-    overrides: dict[str, Any] = {
-        name: getattr(args, name)
-        for name in ("model", "backend", "adapter", "threads", "device")
-        if getattr(args, name) is not None
+def _llm_config(args: argparse.Namespace, parser: argparse.ArgumentParser) -> LLMConfig:
+    flags: dict[str, Any] = {
+        name: getattr(args, name) for name in ("model", "backend", "adapter", "threads", "device")
     }
     if args.no_constraints:
-        overrides["constrained"] = False
+        flags["constrained"] = False
     if args.temperature is not None:
-        overrides.update(do_sample=True, temperature=args.temperature)
-    return replace(config, **overrides)
+        flags.update(do_sample=True, temperature=args.temperature)
+    return llm_config_from(args.config, flags, parse_sets(args.set, parser))
 
 
 def main(argv: list[str]) -> int:
@@ -170,7 +154,7 @@ def main(argv: list[str]) -> int:
     try:
         tasks = list(task_names(args.task))
         policy = make_skill_policy(args.skills, SkillPolicyConfig(model_dir=args.skill_dir))
-        llm = _llm_config(args)
+        llm = _llm_config(args, parser)
         print(f"loading planner {args.planner!r} ...", flush=True)
         planner = make_planner(args.planner, llm)
     except (UnknownTaskError, ValueError, ModelError, PlannerError) as err:

@@ -21,6 +21,9 @@ from typing import Any
 
 import yaml  # type: ignore[import-untyped]
 
+from hgpo.overrides import add_set_argument, parse_sets
+from policies.config_mapping import merge, nest
+
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -46,13 +49,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--epochs", type=int, help="BC epochs (bc.epochs)")
     parser.add_argument("--eval-episodes", type=int, help="greedy evaluation episodes per task / game type")
     parser.add_argument("--time-budget-s", type=float, help="stop training after this many seconds")
-    parser.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="any config field, dotted for nested ones, value in YAML (e.g. rl.kl_coef=0.05); repeatable",
-    )
+    add_set_argument(parser, "the training config", "rl.kl_coef=0.05")
     parser.add_argument(
         "--run-dir", type=Path, help="run folder (default: runs/planner/<algo>-<domain>-seed<N>-<time>)"
     )
@@ -61,44 +58,22 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _nest(overrides: dict[str, Any], dotted: str, value: Any) -> None:
-    keys = dotted.split(".")
-    node = overrides
-    for key in keys[:-1]:
-        node = node.setdefault(key, {})
-    node[keys[-1]] = value
-
-
-def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for key, value in extra.items():
-        out[key] = (
-            _merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
-        )
-    return out
-
-
 def _overrides(args: argparse.Namespace, parser: argparse.ArgumentParser, algo: str) -> dict[str, Any]:
     overrides: dict[str, Any] = {}
     for name in ("algo", "domain", "model", "adapter", "seed", "device"):
         if getattr(args, name) is not None:
             overrides[name] = getattr(args, name)
     if args.demos:
-        _nest(overrides, "bc.demos", list(args.demos))
+        nest(overrides, "bc.demos", list(args.demos))
     if args.iterations is not None:
-        _nest(overrides, "dpo.rounds" if algo == "dpo" else "rl.iterations", args.iterations)
+        nest(overrides, "dpo.rounds" if algo == "dpo" else "rl.iterations", args.iterations)
     if args.epochs is not None:
-        _nest(overrides, "bc.epochs", args.epochs)
+        nest(overrides, "bc.epochs", args.epochs)
     if args.eval_episodes is not None:
         overrides["eval_episodes"] = args.eval_episodes
     if args.time_budget_s is not None:
         overrides["time_budget_s"] = args.time_budget_s
-    for item in args.set:
-        key, sep, text = item.partition("=")
-        if not sep or not key:
-            parser.error(f"--set {item!r}: write KEY=VALUE, e.g. rl.kl_coef=0.05")
-        _nest(overrides, key.strip(), yaml.safe_load(text))
-    return overrides
+    return merge(overrides, parse_sets(args.set, parser))
 
 
 def main(argv: list[str]) -> int:
@@ -130,7 +105,7 @@ def main(argv: list[str]) -> int:
             base = yaml.safe_load(path.read_text()) or {}
             run_dir = None
         algo = args.algo or str(base.get("algo", ""))
-        config = from_mapping(_merge(base, _overrides(args, parser, algo)), str(args.config or "config"))
+        config = from_mapping(merge(base, _overrides(args, parser, algo)), str(args.config or "config"))
     except ValueError as err:
         print(f"hgpo train-planner: error: {err}", file=sys.stderr)
         return 2

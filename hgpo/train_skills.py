@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hgpo.bench.report import table
+from hgpo.overrides import add_set_argument, parse_sets
+from policies.config_mapping import merge
 from policies.skills.config import CONFIG_DIR, TrainConfig, load_config, with_overrides
 from policies.skills.runner import OffPolicyRunner
 from policies.stop_request import StopRequest
@@ -67,8 +69,12 @@ def main(argv: list[str]) -> int:
         default=None,
         help="domain randomization during training (default: as the config says)",
     )
+    add_set_argument(
+        parser, "training config", "sac.actor_lr=3e-4 or randomization.action_latency_steps=[0,2]"
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar (logs and CI)")
     args = parser.parse_args(argv)
+    overrides = merge(_overrides(args), parse_sets(args.set, parser))
 
     jobs: list[tuple[TrainConfig, Path]] = []
     try:
@@ -76,13 +82,13 @@ def main(argv: list[str]) -> int:
             saved = args.resume / "config.yaml"
             if not saved.is_file():
                 parser.error(f"--resume {args.resume}: no config.yaml (not a train-skills run folder)")
-            jobs.append((with_overrides(load_config(saved), _overrides(args)), args.resume))
+            jobs.append((with_overrides(load_config(saved), overrides), args.resume))
         else:
             if args.run_name and len(args.configs) > 1:
                 parser.error("--run-name names one run; give one config with it")
             stamp = time.strftime("%Y%m%d-%H%M%S")
             for name in args.configs:
-                config = with_overrides(load_config(name), _overrides(args))
+                config = with_overrides(load_config(name), overrides)
                 run_name = args.run_name or f"{config.skill}-seed{config.seed}-{stamp}"
                 jobs.append((config, args.runs_dir / run_name))
     except (FileNotFoundError, ValueError) as err:

@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from policies.config_mapping import build_dataclass, config_to_dict
 from policies.planner_training.advantages import ESTIMATORS
 from policies.planning.llm_config import DEFAULT_MODEL
-from policies.skills.config import build_dataclass, config_to_dict
 
 CONFIG_DIR = Path(__file__).parent / "config"
 ALGORITHMS = ("bc", "grpo", "gigpo", "hgpo", "dpo")

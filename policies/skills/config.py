@@ -6,14 +6,13 @@ Unknown keys are errors that list the known ones, so a typo never trains with a 
 from __future__ import annotations
 
 import dataclasses
-import types
-import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml  # type: ignore[import-untyped]  # no stubs pinned
 
+from policies.config_mapping import build_dataclass, config_to_dict, merge
 from policies.skills.ppo_config import PpoConfig
 from policies.skills.sac import SacConfig
 from sim.skill_env.randomization import RandomizationConfig
@@ -133,30 +132,6 @@ def training_randomization(config: TrainConfig) -> RandomizationConfig | None:
     )
 
 
-def build_dataclass(cls: type, data: Any, where: str) -> Any:
-    """A dataclass from a mapping, recursing into dataclass-typed fields; unknown keys are errors."""
-    if not isinstance(data, dict):
-        raise ValueError(f"{where}: expected a mapping, got {type(data).__name__}")
-    hints = typing.get_type_hints(cls)
-    fields = {f.name: f for f in dataclasses.fields(cls)}
-    unknown = sorted(set(data) - set(fields))
-    if unknown:
-        raise ValueError(f"{where}: unknown key(s) {', '.join(unknown)}; known: {', '.join(fields)}")
-    values = {}
-    for name, value in data.items():
-        kind = hints[name]
-        if dataclasses.is_dataclass(kind) and isinstance(kind, type):
-            values[name] = build_dataclass(kind, value, f"{where}.{name}")
-        elif isinstance(kind, types.GenericAlias) and kind.__origin__ is tuple:
-            values[name] = tuple(value)
-        else:
-            values[name] = value
-    try:
-        return cls(**values)
-    except (TypeError, ValueError) as err:
-        raise ValueError(f"{where}: {err}") from err
-
-
 def config_from_dict(data: dict[str, Any], where: str = "config") -> TrainConfig:
     result: TrainConfig = build_dataclass(TrainConfig, data, where)
     return result
@@ -174,8 +149,9 @@ def load_config(path: str | Path) -> TrainConfig:
 
 
 def with_overrides(config: TrainConfig, overrides: dict[str, Any]) -> TrainConfig:
-    """A copy with top-level fields replaced (the command line's --seed, --env-steps, ...)."""
-    return config_from_dict({**config_to_dict(config), **overrides})
+    """A copy with the fields `overrides` names replaced, nested ones too (the command line's --seed,
+    --set sac.lr=...), checked as the YAML file is."""
+    return config_from_dict(merge(config_to_dict(config), overrides))
 
 
 def save_config(config: TrainConfig, run_dir: Path) -> None:
@@ -184,18 +160,3 @@ def save_config(config: TrainConfig, run_dir: Path) -> None:
     tmp = run_dir / "config.yaml.tmp"
     tmp.write_text(yaml.safe_dump(config_to_dict(config), sort_keys=False))
     tmp.replace(run_dir / "config.yaml")
-
-
-def config_to_dict(config: Any) -> dict[str, Any]:
-    """Plain data (lists for tuples) for YAML and JSON."""
-    data: dict[str, Any] = dataclasses.asdict(config)
-
-    def plain(value: Any) -> Any:
-        if isinstance(value, dict):
-            return {k: plain(v) for k, v in value.items()}
-        if isinstance(value, tuple | list):
-            return [plain(v) for v in value]
-        return value
-
-    result: dict[str, Any] = plain(data)
-    return result

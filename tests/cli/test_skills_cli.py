@@ -8,6 +8,8 @@ import sys
 import time
 from pathlib import Path
 
+import yaml
+
 from tests.processes import Captured
 
 REPO = Path(__file__).resolve().parents[2]
@@ -22,10 +24,12 @@ def hgpo(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
 def test_train_then_evaluate_a_checkpoint_nominal_and_randomized(tmp_path: Path) -> None:
     train = hgpo(
         "train-skills", "reach", "--runs-dir", str(tmp_path), "--run-name", "smoke", "--env-steps", "200",
-        "--num-envs", "2", "--eval-episodes", "2", "--no-progress",
+        "--num-envs", "2", "--eval-episodes", "2", "--no-progress", "--set", "sac.actor_lr=5e-4",
     )  # fmt: skip
     assert train.returncode == 0, train.stderr
     assert "success" in train.stdout and "smoke" in train.stdout  # the end-of-run table
+    saved = yaml.safe_load((tmp_path / "smoke" / "config.yaml").read_text())
+    assert saved["sac"]["actor_lr"] == 5e-4 and saved["sac"]["action_l2"] == 1.5  # the siblings stay
     checkpoint = tmp_path / "smoke" / "checkpoints" / "last.pt"
     assert checkpoint.is_file() and (tmp_path / "smoke" / "curves.png").is_file()
 
@@ -58,6 +62,14 @@ def test_train_rejects_an_unknown_config_with_the_known_ones() -> None:
     result = hgpo("train-skills", "no_such_skill")
     assert result.returncode == 2
     assert "no training config" in result.stderr and "reach" in result.stderr
+
+
+def test_train_rejects_an_unknown_or_malformed_set_with_the_known_keys() -> None:
+    typo = hgpo("train-skills", "reach", "--set", "sac.actr_lr=1e-3")
+    assert typo.returncode == 2 and "sac: unknown key(s) actr_lr; known:" in typo.stderr
+    assert "actor_lr" in typo.stderr and "Traceback" not in typo.stderr
+    malformed = hgpo("train-skills", "reach", "--set", "sac.actor_lr")
+    assert malformed.returncode == 2 and "write KEY=VALUE" in malformed.stderr
 
 
 def test_train_rejects_an_unknown_device_without_a_traceback() -> None:

@@ -31,6 +31,17 @@ def test_tabletop_demos_writes_solved_episodes(tmp_path: Path, capsys: pytest.Ca
     assert "wrote 2 records from 1/1" in capsys.readouterr().out
 
 
+def test_tabletop_demos_learner_rejects_an_unknown_llm_setting(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "dagger.jsonl"
+    args = ["tabletop-demos", "--out", str(out), "--learner", "llm", "--set", "temprature=0.5"]
+    with pytest.raises(SystemExit) as exit_:
+        hgpo(args)
+    assert exit_.value.code == 2 and "unknown LLM planner settings ['temprature']" in capsys.readouterr().err
+    assert not out.exists()
+
+
 def test_tabletop_demos_draw_from_the_training_split(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -176,9 +187,12 @@ def test_eval_planner_evaluates_an_adapter(
     run = tmp_path / "eval"
     args = ["eval-planner", "--model", str(tiny_planner_dir), "--task", "reach", "--episodes", "1"]
     args += ["--max-subgoals", "1", "--run-dir", str(run)]
-    assert hgpo([*args, "--adapter", str(tmp_path / "adapter")]) == 0
+    assert hgpo([*args, "--adapter", str(tmp_path / "adapter"), "--set", "max_new_tokens=24"]) == 0
     decision = json.loads((run / "decisions.jsonl").read_text().splitlines()[0])
     assert decision["trace"]["model"].endswith(f"+lora:{tmp_path / 'adapter'}")
+    assert json.loads((run / "config.json").read_text())["llm"]["max_new_tokens"] == 24
+    assert hgpo([*args, "--set", "max_new_token=24"]) == 2
+    assert "unknown LLM planner settings ['max_new_token']" in capsys.readouterr().err
     assert hgpo([*args, "--adapter", str(tmp_path / "missing")]) == 2
     assert "has no adapter_config.json" in capsys.readouterr().err
 
