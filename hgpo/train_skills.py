@@ -70,7 +70,7 @@ def main(argv: list[str]) -> int:
         help="domain randomization during training (default: as the config says)",
     )
     add_set_argument(
-        parser, "training config", "sac.actor_lr=3e-4 or randomization.action_latency_steps=[0,2]"
+        parser, "the training config", "sac.actor_lr=3e-4 or randomization.action_latency_steps=[0,2]"
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar (logs and CI)")
     args = parser.parse_args(argv)
