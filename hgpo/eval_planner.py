@@ -19,6 +19,7 @@ from tqdm import tqdm
 from hgpo.bench.report import table
 from hgpo.llm_arguments import llm_config_from
 from hgpo.overrides import add_set_argument, parse_sets
+from hgpo.skill_arguments import add_skill_arguments, skill_policy
 from policies.evaluation import EpisodeResult
 from policies.planning import LLMConfig
 
@@ -112,16 +113,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--max-subgoals", type=int, default=10, help="fail an episode after this many subgoals (sort needs 8)"
     )
-    parser.add_argument(
-        "--skills",
-        default="onnx",
-        choices=("onnx", "expert"),
-        help="the controller's skill policy: onnx (learned where --skill-dir has a policy file, else the "
-        "expert, as `hgpo launch sim` runs) or expert (scripted only) (default: %(default)s)",
-    )
-    parser.add_argument(
-        "--skill-dir", type=Path, help="skills onnx: folder of SKILL/policy.onnx files (default: the shipped)"
-    )
+    add_skill_arguments(parser, "onnx")
     parser.add_argument("--physics-rate", type=float, default=100.0, help="world steps per second (Hz)")
     parser.add_argument("--control-rate", type=float, default=25.0, help="controller ticks per second (Hz)")
     add_set_argument(parser, "the LLM planner's `llm` settings", "max_new_tokens=48")
@@ -142,7 +134,6 @@ def _llm_config(args: argparse.Namespace, parser: argparse.ArgumentParser) -> LL
 def main(argv: list[str]) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
-    from policies.control import SkillPolicyConfig, make_skill_policy
     from policies.evaluation import run_episode
     from policies.planning import DecisionLog, LoopConfig, PlannerError, make_planner
     from policies.planning.backends import ModelError
@@ -153,7 +144,7 @@ def main(argv: list[str]) -> int:
         parser.error("episodes and max-subgoals must be >= 1; the control rate must divide the physics rate")
     try:
         tasks = list(task_names(args.task))
-        policy = make_skill_policy(args.skills, SkillPolicyConfig(model_dir=args.skill_dir))
+        policy = skill_policy(args)
         llm = _llm_config(args, parser)
         print(f"loading planner {args.planner!r} ...", flush=True)
         planner = make_planner(args.planner, llm)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from hgpo.eval_planner import PLANNER_YAML
 from hgpo.llm_arguments import add_llm_arguments, llm_config
+from hgpo.skill_arguments import add_skill_arguments, skill_policy
 
 
 def main(argv: list[str]) -> int:
@@ -35,21 +36,11 @@ def main(argv: list[str]) -> int:
         choices=("llm",),
         help="DAgger: the LLM planner (--adapter) plays and the expert labels the states it reaches",
     )
-    parser.add_argument(
-        "--skills",
-        default="expert",
-        choices=("onnx", "expert"),
-        help="the controller's skill policy: expert (scripted) or onnx (the learned skills where --skill-dir "
-        "has a policy file, as `hgpo launch sim` runs them) (default: %(default)s)",
-    )
-    parser.add_argument(
-        "--skill-dir", type=Path, help="skills onnx: folder of SKILL/policy.onnx files (default: the shipped)"
-    )
+    add_skill_arguments(parser, "expert")
     add_llm_arguments(parser, "--learner llm", PLANNER_YAML)
     args = parser.parse_args(argv)
     from tqdm import tqdm
 
-    from policies.control import SkillPolicyConfig, make_skill_policy
     from policies.planner_training.demos import tabletop_demonstrations
     from policies.planning import make_planner
     from policies.planning.backends import ModelError
@@ -57,7 +48,7 @@ def main(argv: list[str]) -> int:
 
     try:
         tasks = [task for name in args.tasks for task in task_names(name)]
-        policy = make_skill_policy(args.skills, SkillPolicyConfig(model_dir=args.skill_dir))
+        policy = skill_policy(args)
     except (UnknownTaskError, ValueError) as err:
         print(f"hgpo tabletop-demos: error: {err}", file=sys.stderr)
         return 2
