@@ -31,7 +31,7 @@ REPO = Path(__file__).resolve().parent.parent
 MSGS_SRC = REPO / "hgpo_ws" / "src" / "hgpo_msgs"
 NODES_PACKAGE = "hgpo"
 NODE_ENTRY_POINT_GROUP = "hgpo.nodes"
-# share/hgpo/<name> -> repository path, as a symlink install lays them out.
+# share/hgpo/<name> -> repository path, a link per file as a symlink install lays them out.
 SHARED_PATHS = {
     "launch": "launch",
     "config": "launch/config",
@@ -119,6 +119,18 @@ def _node_entry_points() -> list:
     return eps
 
 
+def _link_files(target: Path, link: Path) -> None:
+    """A link per file in real folders, as colcon's --symlink-install lays them out: ros2launch finds
+    launch files by `os.walk` of the share folder, which does not follow a link to a folder."""
+    if target.is_file():
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(target)
+        return
+    for path in sorted(target.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts:
+            _link_files(path, link / path.relative_to(target))
+
+
 def install_nodes_package(prefix: Path) -> None:
     """Lay out the `hgpo` ROS package the way colcon's --symlink-install does."""
     lib = prefix / "lib" / NODES_PACKAGE
@@ -135,15 +147,10 @@ def install_nodes_package(prefix: Path) -> None:
             f"import sys\n\nfrom {module} import {func}\n\nsys.exit({func}())\n"
         )
         exe.chmod(0o755)
-    share.mkdir(parents=True, exist_ok=True)
+    if share.exists():
+        shutil.rmtree(share)
     for name, relative in SHARED_PATHS.items():
-        target = REPO / relative
-        link = share / name
-        if link.is_symlink() or link.is_file():
-            link.unlink()
-        elif link.is_dir():
-            shutil.rmtree(link)
-        link.symlink_to(target)
+        _link_files(REPO / relative, share / name)
     marker = prefix / "share" / "ament_index" / "resource_index" / "packages" / NODES_PACKAGE
     marker.parent.mkdir(parents=True, exist_ok=True)
     marker.touch()
