@@ -291,8 +291,11 @@ def demos_main(argv: list[str]) -> int:
             for game in tqdm(games, unit="game", desc="demos"):
                 lines: list[str] = []
 
-                def record(instruction, view, history, subgoal, game=game, lines=lines) -> None:  # type: ignore[no-untyped-def]
-                    lines.append(json.dumps(demo_record(game, instruction, view, history, subgoal, prompts)))
+                def record(instruction, view, history, subgoal, choice=None, game=game, lines=lines) -> None:  # type: ignore[no-untyped-def]
+                    row = demo_record(game, instruction, view, history, subgoal, prompts)
+                    if learner is not None:
+                        row["learner_subgoal"] = str(choice) if choice else None
+                    lines.append(json.dumps(row))
 
                 if learner is None:
                     result = run_episode(env, game, expert, True, on_decision=record)

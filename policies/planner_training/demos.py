@@ -27,15 +27,21 @@ from sim.tabletop.phrasing import Split
 class _Recorder:
     """One record per labelled decision of one episode, with the prompt the planner would have got."""
 
-    def __init__(self, task: Task, prompts: PromptBuilder) -> None:
-        self.task, self.prompts = task, prompts
+    def __init__(self, task: Task, prompts: PromptBuilder, dagger: bool) -> None:
+        self.task, self.prompts, self.dagger = task, prompts, dagger
         self.domain = TabletopDomain()
         self.records: list[dict[str, Any]] = []
 
     def __call__(
-        self, instruction: str, state: SceneState, history: tuple[StepRecord, ...], label: Subgoal
+        self,
+        instruction: str,
+        state: SceneState,
+        history: tuple[StepRecord, ...],
+        label: Subgoal,
+        choice: Subgoal | None,
     ) -> None:
         messages = self.prompts.messages(self.domain, instruction, state, history)
+        learner = {"learner_subgoal": format_subgoal(choice) if choice else None} if self.dagger else {}
         self.records.append(
             {
                 "task": self.task.name,
@@ -51,6 +57,7 @@ class _Recorder:
                 "expert_subgoal": format_subgoal(label),
                 "messages": [dict(m) for m in messages],
             }
+            | learner
         )
 
 
@@ -76,7 +83,7 @@ def tabletop_demonstrations(
     for name in tasks:
         for seed in seeds:
             task = make_task(name, seed, split=split)
-            recorder = _Recorder(task, prompts)
+            recorder = _Recorder(task, prompts, dagger=learner is not None)
             player = ExpertLabelledPlanner(learner or expert, expert, recorder)
             result = run_episode(world, task, player, skills, action_hold=4, loop=loop)
             yield result.success, recorder.records

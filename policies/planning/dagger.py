@@ -15,8 +15,9 @@ from policies.planning.decisions import DecisionTrace
 from policies.planning.domain import Subgoal
 from policies.planning.planner import ObsT, Planner, PlanningContext, StepRecord
 
-LabelHook = Callable[[str, ObsT, tuple[StepRecord, ...], Subgoal], None]
-"""(instruction, what the planner saw, the history before it, the expert's subgoal there)."""
+LabelHook = Callable[[str, ObsT, tuple[StepRecord, ...], Subgoal, Subgoal | None], None]
+"""(instruction, what the planner saw, the history before it, the expert's subgoal there, the learner's
+choice there: None where it stopped or failed), so that a round can keep the states where the two differ."""
 
 SkipRule = Callable[[Subgoal | None, Subgoal | None, tuple[StepRecord, ...]], bool]
 """(label, learner's choice, history) -> whether the label is noise to leave out."""
@@ -51,4 +52,4 @@ class ExpertLabelledPlanner(Generic[ObsT]):
             if self.skip is not None and self.skip(label, choice, context.history):
                 self.skipped += 1
             elif label is not None:
-                self.on_label(context.instruction, context.state, context.history, label)
+                self.on_label(context.instruction, context.state, context.history, label, choice)

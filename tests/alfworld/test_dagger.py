@@ -52,7 +52,7 @@ def test_the_learner_plays_and_the_searcher_labels_every_state_it_reaches(
     player = ExpertLabelledPlanner(
         BackwardsWalker(walks=2),
         searcher,
-        lambda _task, view, history, label: labels.append((view, history, label)),
+        lambda _task, view, history, label, _choice: labels.append((view, history, label)),
     )
     game = discover_games(game_set)[0]
     result = run_episode(expert_env, game, player, with_expert_plan=True)
@@ -78,7 +78,7 @@ def test_states_where_learner_and_expert_only_search_in_a_different_order_can_be
         player = ExpertLabelledPlanner(
             BackwardsWalker(walks=2),
             searcher,
-            lambda _task, _view, history, label: kept.append((len(history), label)),
+            lambda _task, _view, history, label, _choice: kept.append((len(history), label)),
             skip=search_order_only if drop else None,
         )
         history = run_episode(expert_env, game, player, with_expert_plan=True).history
@@ -117,6 +117,8 @@ def test_demos_with_a_learner_keep_the_games_it_lost(game_set: Path, tmp_path: P
     for record in records:
         parse_subgoal(record["expert_subgoal"])
         assert record["expert_subgoal"] in record["admissible_subgoals"]
+    # what the learner chose at each state: the next state's last step
+    assert [r["learner_subgoal"] for r in records[:-1]] == [r["history"][-1][0] for r in records[1:]]
     assert not out.with_name(out.name + ".partial").exists()
 
 

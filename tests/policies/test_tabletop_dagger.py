@@ -36,6 +36,7 @@ def test_the_expert_labels_every_state_the_learner_reaches_and_its_mistakes_get_
     assert labels[:2] == [f"pick({first})", f"place({first}, {plate})"]  # where the two agree
     assert labels[2] == f"pick({second})"  # the learner re-picks the placed block: the label moves on
     assert labels[4] == f"pick({second})"  # and where it stopped too early
+    assert [r["learner_subgoal"] for r in records] == [*learner_did, None]  # what the learner chose there
     for record in records:
         assert record["expert_subgoal"] in record["admissible_subgoals"]
         assert record["instruction"] == task.instruction and record["split"] == "train"
@@ -47,3 +48,4 @@ def test_without_a_learner_the_expert_plays_and_labels_its_own_states() -> None:
     assert success
     assert [len(r["history"]) for r in records] == list(range(len(records)))
     assert [h[0] for h in records[-1]["history"]] == [r["expert_subgoal"] for r in records[:-1]]
+    assert not any("learner_subgoal" in r for r in records)  # demonstrations: one planner, one field
