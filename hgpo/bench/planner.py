@@ -2,17 +2,19 @@
 one run.
 
 - Decisions: the prompts of the first rollouts' decisions, in play order, answered greedily by the served
-  planner (adapter merged) with each constrained decoder in turn, alternating prompt by prompt: latency
+  planner (adapter merged) with each number format (`llm.dtype`) and constrained decoder in turn,
+  alternating prompt by prompt: latency
   p50 / p95 and where it went (chat template, tokenization, prefill of the prompt's uncached tokens,
   later forward passes, the decoder's own work between them), prompt tokens reused from the prefix cache,
-  and whether every decoder gave the first one's answers.
+  and whether every variant gave the first one's answers.
 - Rollouts: sampled episodes of the planner being trained (its `LLMPlanner`, constrained decoding; on the
   tabletop the controller's skill policies as `rollout.skills` says, in ALFWorld the text skills), played
-  one at a time and `rollout.batch` at a time (decisions batched into one generation), with each decoder:
-  episodes/s, decisions/s and generated tokens/s.
+  one at a time and `rollout.batch` at a time (decisions batched into one generation), with each number
+  format and decoder: episodes/s, decisions/s and generated tokens/s.
 - Updates: forward and backward of the policy's answer log-probabilities on minibatches of those
   decisions, as the RL update and BC run them, with the prompts' shared prefix run once per minibatch
-  and without: training tokens/s (prompt and answer tokens of the examples).
+  and without, in each number format of the frozen base model: training tokens/s (prompt and answer tokens of
+  the examples).
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from policies.planner_training.rollouts import Episode, make_arena
 from policies.planning import LLMConfig
 from policies.planning.backends import ConstrainedRequest
 from policies.planning.backends.transformers_lm import TransformersModel
-from policies.planning.llm_config import DECODINGS
+from policies.planning.llm_config import DECODINGS, DTYPES
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,7 @@ class BenchPlannerConfig:
     group_size: int = 8
     batches: tuple[int, ...] = (1, 8)  # rollout.batch values compared
     decodings: tuple[str, ...] = ("plain", "jump_forward")  # constrained decoders compared
+    dtypes: tuple[str, ...] = ("float32", "bfloat16")  # number formats compared (llm.dtype)
     minibatch: int = 8  # decisions per update minibatch
     threads: int = 1
     seed: int = 0
@@ -93,14 +96,19 @@ def requests_of(episodes: Sequence[Episode]) -> list[ConstrainedRequest]:
 
 
 def decisions(
-    served: LLMConfig, decodings: Sequence[str], requests: Sequence[ConstrainedRequest]
+    served: LLMConfig, dtypes: Sequence[str], decodings: Sequence[str], requests: Sequence[ConstrainedRequest]
 ) -> list[dict[str, Any]]:
-    """Greedy answers to `requests` by each decoder (its own prefix cache, the same weights), taking turns
-    prompt by prompt so that a load change on the machine falls on all of them alike."""
-    first = TransformersModel(replace(served, decoding=decodings[0]))
-    models = [first] + [
-        TransformersModel(replace(served, decoding=d), (first.tokenizer, first.model)) for d in decodings[1:]
-    ]
+    """Greedy answers to `requests` by each number format and decoder (its own prefix cache; the decoders of
+    a format share its weights), taking turns prompt by prompt so that a load change on the machine falls on
+    all of them alike."""
+    models = []
+    for dtype in dtypes:
+        first = TransformersModel(replace(served, dtype=dtype, decoding=decodings[0]))
+        models += [first] + [
+            TransformersModel(replace(served, dtype=dtype, decoding=d), (first.tokenizer, first.model))
+            for d in decodings[1:]
+        ]
+    variants = [(dtype, decoding) for dtype in dtypes for decoding in decodings]
     parts = ("render_s", "tokenize_s", "prefill_s", "decode_s", "choose_s")
     counts = ("prompt_tokens", "reused_tokens", "forwards", "generated_tokens")
     records: list[list[dict[str, float]]] = [[] for _ in models]
@@ -113,10 +121,12 @@ def decisions(
             stats = model.last_stats
             record.append({"wall_s": wall, **{k: getattr(stats, k) for k in (*parts, *counts)}})
     results = []
-    for decoding, record, said in zip(decodings, records, texts, strict=True):
+    for (dtype, decoding), model, record, said in zip(variants, models, records, texts, strict=True):
         wall_ms = 1000 * np.array([r["wall_s"] for r in record])
         results.append(
             {
+                "dtype": dtype,
+                "weights": str(model.model.dtype).removeprefix("torch."),
                 "decoding": decoding,
                 "decisions": len(record),
                 "latency_ms_p50": float(np.percentile(wall_ms, 50)),
@@ -129,7 +139,9 @@ def decisions(
     return results
 
 
-def update_rate(policy: Policy, examples: list[Example], minibatch: int, share: bool) -> dict[str, Any]:
+def update_rate(
+    policy: Policy, dtype: str, examples: list[Example], minibatch: int, share: bool
+) -> dict[str, Any]:
     """Forward + backward of the answer log-probabilities over every minibatch (no optimizer step)."""
     policy.model.eval()
     tokens = 0
@@ -142,6 +154,7 @@ def update_rate(policy: Policy, examples: list[Example], minibatch: int, share: 
     seconds = time.perf_counter() - started
     policy.model.zero_grad()
     return {
+        "dtype": dtype,
         "shared_prefix": share,
         "examples": len(examples),
         "tokens": tokens,
@@ -163,33 +176,46 @@ def run(config: BenchPlannerConfig) -> dict[str, Any]:
             tasks=config.tasks, games=config.games, eval_games=config.games, max_subgoals=config.max_subgoals
         ),
     )
-    policy = load_policy(train.model, train.adapter, train.lora)
+    policies = {
+        dtype: load_policy(train.model, train.adapter, train.lora, dtype=dtype) for dtype in config.dtypes
+    }
     if config.domain == "alfworld":
         arena = make_arena("alfworld", train.rollout)
         states = sorted(arena.train_states())[: config.groups]
         arena.close()
     else:
         states = [f"{task}:{seed}" for task in config.tasks for seed in range(config.groups)]
-    cases = [(batch, decoding) for decoding in config.decodings for batch in config.batches]
+    cases = [
+        (dtype, batch, decoding)
+        for dtype in config.dtypes
+        for decoding in config.decodings
+        for batch in config.batches
+    ]
     played = [
         rollouts(
-            policy,
-            replace(train, rollout=replace(train.rollout, batch=batch, decoding=decoding)),
+            policies[dtype],
+            replace(train, dtype=dtype, rollout=replace(train.rollout, batch=batch, decoding=decoding)),
             states,
             config.group_size,
         )
-        for batch, decoding in tqdm(cases, desc="rollouts", unit="case", leave=False)
+        for dtype, batch, decoding in tqdm(cases, desc="rollouts", unit="case", leave=False)
     ]
-    episodes = played[0][1]  # the first case's decisions: the same prompts for every decoder and update
+    episodes = played[0][1]  # the first case's decisions: the same prompts for every variant and update
     served = LLMConfig(domain=config.domain, model=train.model, adapter=train.adapter, threads=config.threads)
-    answered = decisions(served, config.decodings, requests_of(episodes))
-    examples = rl.make_batch(policy, episodes, train).examples
-    updates = [update_rate(policy, examples, config.minibatch, share) for share in (False, True)]
+    answered = decisions(served, config.dtypes, config.decodings, requests_of(episodes))
+    examples = rl.make_batch(policies[config.dtypes[0]], episodes, train).examples
+    updates = [
+        update_rate(policy, dtype, examples, config.minibatch, share)
+        for dtype, policy in policies.items()
+        for share in (False, True)
+    ]
     return {
         "adapter": train.adapter,
         "played": f"{config.domain}: {', '.join(states)}",
         "decisions": answered,
-        "rollouts": [figures for figures, _ in played],
+        "rollouts": [
+            {"dtype": dtype, **figures} for (dtype, _, _), (figures, _) in zip(cases, played, strict=True)
+        ],
         "updates": updates,
     }
 
@@ -238,7 +264,15 @@ def _parse(argv: list[str]) -> BenchPlannerConfig:
         nargs="+",
         choices=DECODINGS,
         default=list(default.decodings),
-        help="constrained decoders compared, the first the reference of same_answers (%(default)s)",
+        help="constrained decoders compared (%(default)s)",
+    )
+    parser.add_argument(
+        "--dtypes",
+        nargs="+",
+        choices=DTYPES,
+        default=list(default.dtypes),
+        help="number formats compared (llm.dtype; the first format's first decoder is the reference of "
+        "same_answers) (%(default)s)",
     )
     parser.add_argument(
         "--minibatch", type=int, default=default.minibatch, help="update minibatch (%(default)s)"
@@ -271,6 +305,7 @@ def _parse(argv: list[str]) -> BenchPlannerConfig:
         group_size=args.group_size,
         batches=tuple(args.batches),
         decodings=tuple(args.decodings),
+        dtypes=tuple(args.dtypes),
         minibatch=args.minibatch,
         threads=args.threads,
         seed=args.seed,
@@ -293,6 +328,7 @@ def main(argv: list[str]) -> int:
         table(
             [
                 "decisions (greedy)",
+                "weights",
                 "n",
                 "p50 ms",
                 "p95 ms",
@@ -310,6 +346,7 @@ def main(argv: list[str]) -> int:
             [
                 [
                     d["decoding"],
+                    d["weights"],
                     d["decisions"],
                     d["latency_ms_p50"],
                     d["latency_ms_p95"],
@@ -334,7 +371,7 @@ def main(argv: list[str]) -> int:
             ["rollouts", "episodes", "decisions", "s", "episodes/s", "decisions/s", "generated tokens/s"],
             [
                 [
-                    f"{r['decoding']}, batch {r['batch']}",
+                    f"{r['dtype']}, {r['decoding']}, batch {r['batch']}",
                     r["episodes"],
                     r["decisions"],
                     r["seconds"],
@@ -352,7 +389,8 @@ def main(argv: list[str]) -> int:
             ["update (forward + backward)", "examples", "tokens", "s", "tokens/s"],
             [
                 [
-                    "shared prefix once" if u["shared_prefix"] else "every prompt whole",
+                    f"{u['dtype']}, "
+                    + ("shared prefix once" if u["shared_prefix"] else "every prompt whole"),
                     u["examples"],
                     u["tokens"],
                     u["seconds"],

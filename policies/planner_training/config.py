@@ -9,7 +9,7 @@ from typing import Any
 
 from policies.config_mapping import build_dataclass, config_to_dict
 from policies.planner_training.advantages import ESTIMATORS
-from policies.planning.llm_config import DEFAULT_MODEL
+from policies.planning.llm_config import DEFAULT_MODEL, DTYPES
 
 CONFIG_DIR = Path(__file__).parent / "config"
 ALGORITHMS = ("bc", "grpo", "gigpo", "hgpo", "dpo")
@@ -174,6 +174,9 @@ class PlannerTrainConfig:
     batch-1 decoding (hundreds of small ops per token) slowed ~6x with 2 threads on 2 busy cores."""
     device: str = "cpu"
     """torch device of rollouts and updates (cuda on a GPU machine)."""
+    dtype: str = "float32"
+    """Number format of the frozen base model's weights: float32 | bfloat16 | auto (bfloat16 where the device
+    multiplies it natively, as the planner's `llm.dtype`). The LoRA weights and the optimizer stay float32."""
     history_k: int = 4
     """Subgoals of history in the prompt, as the planner's `llm.history_k`."""
     eval_every: int = 10
@@ -197,6 +200,8 @@ class PlannerTrainConfig:
             raise ValueError(f"unknown domain {self.domain!r}; known: {', '.join(DOMAINS)}")
         if self.algo in ESTIMATORS and self.rl.group_size < 2:
             raise ValueError("rl.group_size must be >= 2: advantages are relative within a group")
+        if self.dtype not in DTYPES:
+            raise ValueError(f"unknown dtype {self.dtype!r}; known: {', '.join(DTYPES)}")
         if self.lr <= 0:
             raise ValueError(f"lr must be > 0, got {self.lr}")
         if self.rollout.batch < 1:

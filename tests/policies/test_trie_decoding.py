@@ -85,6 +85,20 @@ def test_shipped_adapters_decode_the_same_answers_with_jump_forward(
     assert answers(fast, requests) == answers(plain, requests)
 
 
+def test_a_bfloat16_model_answers_validly_and_jump_forward_stays_exact(
+    tiny_model_dir: Path,
+    recorded: dict[str, list[ConstrainedRequest]],
+) -> None:
+    config = LLMConfig(model=str(tiny_model_dir), dtype="bfloat16")
+    fast = TransformersModel(config)
+    assert fast.model.dtype is torch.bfloat16 and fast.description.endswith("(bfloat16)")
+    plain = TransformersModel(replace(config, decoding="plain", prefix_cache=0), (fast.tokenizer, fast.model))
+    requests = recorded["tabletop"]
+    said = answers(fast, requests)
+    assert said == answers(plain, requests)
+    assert all(answer in choices for answer, (_, choices) in zip(said, requests, strict=True))
+
+
 def test_a_forced_continuation_costs_no_forward_pass(tiny_model_dir: Path) -> None:
     loaded = load_causal_lm(str(tiny_model_dir))
     config = LLMConfig(model=str(tiny_model_dir), prefix_cache=0)

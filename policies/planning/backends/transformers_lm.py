@@ -26,6 +26,7 @@ from transformers import (
 )
 
 from policies.planning.backends import Completion, ConstrainedRequest, ModelError
+from policies.planning.backends.precision import resolve_dtype
 from policies.planning.backends.prefix_cache import PrefixCache, shared_prefix
 from policies.planning.backends.trie_decoding import Sampling, decode
 from policies.planning.constraint import TokenTrie
@@ -156,15 +157,18 @@ class TransformersModel:
         else:
             self.tokenizer, model = load_causal_lm(config.model)
             if config.adapter:
-                model = self._with_adapter(model, config.adapter)
-        self.model = model.to(config.device).eval() if loaded is None else model.eval()
+                model = self._with_adapter(model, config.adapter)  # merged in float32, then cast
+            model = model.to(config.device, resolve_dtype(config.dtype, config.device))
+        self.model = model.eval()
         self.device = self.model.device
         eos = self.tokenizer.eos_token_id
         if eos is None:
             raise ModelError(f"model {config.model!r}: its tokenizer has no end-of-sequence token")
         self.eos: int = int(eos)
-        self.description = f"transformers:{config.model}" + (
-            f"+lora:{config.adapter}" if config.adapter else ""
+        self.description = (
+            f"transformers:{config.model}"
+            + (f"+lora:{config.adapter}" if config.adapter else "")
+            + f" ({str(self.model.dtype).removeprefix('torch.')})"
         )
         self._choice_ids: dict[str, list[int]] = {}
         self._generator = torch.Generator().manual_seed(config.seed)
