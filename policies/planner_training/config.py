@@ -140,6 +140,10 @@ class RLSettings:
     """HGPO: deepest shared history context K."""
     alpha: float = 1.0
     """HGPO: a depth-k group's weight is (k + 1)^alpha."""
+    dynamic_sampling: int = 0
+    """DAPO's dynamic sampling: keep only groups whose episodes' returns differ, drawing more initial states
+    (at most this many extra draws of `states_per_iteration`) until `states_per_iteration` such groups are
+    in the batch; 0: off (every group is kept)."""
 
 
 @dataclass(frozen=True)

@@ -69,6 +69,21 @@ def play(
         )
 
 
+def varied_groups(episodes: Sequence[Episode], weights: RewardWeights) -> list[Episode]:
+    """The episodes of the groups (episodes from one initial state) whose returns are not all equal: DAPO's
+    dynamic sampling. A group whose episodes all earned the same return has zero relative advantage
+    everywhere (GRPO), so it only dilutes the update's token average."""
+    groups: dict[str, list[Episode]] = {}
+    for episode in episodes:
+        groups.setdefault(episode.state, []).append(episode)
+    kept = []
+    for group in groups.values():
+        returns = {round(sum(s.reward for s in episode_steps(e, weights)), 9) for e in group}
+        if len(returns) > 1:
+            kept += group
+    return kept
+
+
 @dataclass(frozen=True)
 class Batch:
     examples: list[Example]

@@ -32,7 +32,7 @@ from policies.planner_training import bc, dpo, rl
 from policies.planner_training.config import PlannerTrainConfig, from_mapping, to_mapping
 from policies.planner_training.data import encode, episodes_of, load_demos, repeated, split
 from policies.planner_training.model import Policy, load_policy
-from policies.planner_training.rollouts import Arena, make_arena, success_by_kind
+from policies.planner_training.rollouts import Arena, Episode, make_arena, success_by_kind
 from policies.skills.run_log import RunLog
 from policies.stop_request import never
 
@@ -223,6 +223,29 @@ def train_bc(
     return _finish(config, run_dir, log, outcome)
 
 
+def play_iteration(
+    arena: Arena, policy: Policy, config: PlannerTrainConfig, states: list[str], iteration: int
+) -> tuple[list[Episode], list[Episode]]:
+    """An iteration's sampled episodes: all that were played, and those the update learns from (with
+    `rl.dynamic_sampling`, only the groups whose returns differ, drawing more initial states until
+    `states_per_iteration` such groups are kept or the extra draws run out)."""
+    rl_settings = config.rl
+    per_iteration = rl_settings.states_per_iteration if config.algo != "dpo" else config.dpo.states_per_round
+    group = rl_settings.group_size if config.algo != "dpo" else config.dpo.group_size
+    dynamic = rl_settings.dynamic_sampling if config.algo != "dpo" else 0
+    played: list[Episode] = []
+    kept: list[Episode] = []
+    for draw in range(dynamic + 1):
+        seed = config.seed * 100_003 + iteration + 7_919 * draw
+        chosen = random.Random(seed).sample(states, min(per_iteration, len(states)))
+        episodes = rl.play(arena, policy, config, chosen, group, True, seed)
+        played += episodes
+        kept += rl.varied_groups(episodes, config.reward) if dynamic else episodes
+        if len(kept) >= per_iteration * group or not dynamic:
+            break
+    return played, kept[: per_iteration * group] if dynamic else kept
+
+
 def train_on_policy(
     config: PlannerTrainConfig, run_dir: Path, progress: bool = True, stop: Callable[[], bool] = never
 ) -> Outcome:
@@ -236,20 +259,17 @@ def train_on_policy(
     states = arena.train_states()
     settings = config.rl
     iterations = settings.iterations if config.algo != "dpo" else config.dpo.rounds
-    per_iteration = settings.states_per_iteration if config.algo != "dpo" else config.dpo.states_per_round
-    group = settings.group_size if config.algo != "dpo" else config.dpo.group_size
     bar = tqdm(
         total=iterations, initial=counters["iteration"], unit="it", desc=config.algo, disable=not progress
     )
     try:
         while counters["iteration"] < iterations:
             iteration = counters["iteration"] + 1
-            rng = random.Random(config.seed * 100_003 + iteration)
-            chosen = rng.sample(states, min(per_iteration, len(states)))
             tick = time.perf_counter()
-            episodes = rl.play(arena, policy, config, chosen, group, True, config.seed * 100_003 + iteration)
+            played, episodes = play_iteration(arena, policy, config, states, iteration)
             seconds = time.perf_counter() - tick
-            metrics = rl.rollout_metrics(episodes, config.reward, policy.tokenizer, seconds)
+            metrics = rl.rollout_metrics(played, config.reward, policy.tokenizer, seconds)
+            metrics["rollout/kept_episodes"] = float(len(episodes))
             if config.algo == "dpo":
                 pairs = dpo.mine_pairs(
                     policy, episodes, config.dpo.max_pairs_per_state, config.seed + iteration

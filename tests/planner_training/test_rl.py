@@ -27,9 +27,10 @@ from policies.planner_training.dpo import Pair, dpo_backward, dpo_loss
 from policies.planner_training.model import load_policy, token_logprobs
 from policies.planner_training.rl import pg_loss
 from policies.planner_training.rollouts import Episode, decision_reward, make_arena
-from policies.planner_training.runner import train
+from policies.planner_training.runner import play_iteration, train
 from policies.planning import Decision, LLMConfig, make_planner
 from policies.planning.backends.transformers_lm import TransformersModel
+from policies.planning.decisions import Attempt, DecisionTrace
 from policies.skills.onnx_contract import PolicyFileError
 from tests.planner_training.live_lora import chat_examples, live_lora_policy
 from tests.skill_policy_files import GAIN, write_policy_folder
@@ -157,6 +158,48 @@ def test_decision_rewards_weigh_outcome_process_and_penalty() -> None:
     assert decision_reward(decision({"success": False}), False, False, weights) == pytest.approx(-0.3)
     assert decision_reward(decision({"success": True}), True, True, weights) == pytest.approx(1.1)
     assert decision_reward(decision(None, None), True, False, weights) == pytest.approx(-0.3)
+
+
+def one_decision_episode(state: str, success: bool) -> Episode:
+    """An episode of one model decision (pick) that the task judged `success`."""
+    attempt = Attempt((), "prompt", "pick(red_block)", True, "", 1.0)
+    trace = DecisionTrace("m", "tabletop", "scene", ("pick(red_block)",), True, (attempt,))
+    decision = Decision(0, "llm", "x", "pick(red_block)", 1.0, trace, {"success": True})
+    return Episode(state, "pick_place", success, (decision,))
+
+
+def test_dynamic_sampling_keeps_the_groups_whose_returns_differ() -> None:
+    weights = RewardWeights()
+    mixed = [one_decision_episode("a:0", ok) for ok in (True, False, True)]
+    solved = [one_decision_episode("b:0", True) for _ in range(3)]
+    failed = [one_decision_episode("c:0", False) for _ in range(3)]
+    assert rl.varied_groups([*solved, *mixed, *failed], weights) == mixed
+    assert rl.varied_groups(solved, weights) == []
+
+
+def test_dynamic_sampling_draws_states_until_groups_teach_something(
+    tiny_planner_dir: Path, tmp_path: Path
+) -> None:
+    """The tiny planner on reach: an iteration keeps drawing initial states (at most 5 extra draws) and keeps
+    only groups with differing returns; what it played is still counted in the rollout figures."""
+    config = from_mapping(
+        {
+            "algo": "grpo",
+            "model": str(tiny_planner_dir),
+            "rollout": {"tasks": ["reach"], "train_seeds": 6, "max_subgoals": 2, "subgoal_timeout_s": 4.0},
+            "rl": {"group_size": 4, "states_per_iteration": 1, "dynamic_sampling": 5},
+        }
+    )
+    policy = load_policy(config.model, "", config.lora)
+    arena = make_arena("tabletop", config.rollout)
+    try:
+        played, kept = play_iteration(arena, policy, config, arena.train_states(), 1)
+    finally:
+        arena.close()
+    assert len(played) % 4 == 0 and 4 <= len(played) <= 24 and len(kept) in (0, 4)
+    assert rl.varied_groups(played, config.reward)[:4] == kept
+    if len(kept) == 0:  # six draws of groups that all solved, or all failed: every one was played
+        assert len(played) == 24
 
 
 @pytest.mark.parametrize("algo", ["grpo", "gigpo", "hgpo", "dpo"])
