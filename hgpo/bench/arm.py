@@ -27,6 +27,7 @@ import numpy as np
 
 from hgpo.bench.graph import _stop, interval_stats
 from hgpo.bench.report import table, write_json
+from ros_nodes.local_graph import init_local_ros, local_graph_env
 
 CONTROL_PERIOD_S = 0.04  # the controller's 25 Hz
 SPEED = 0.1  # m/s, the twist of every trial
@@ -65,7 +66,7 @@ class Observer:
 
         self._rclpy, self._twist_type, self._bool = rclpy, TwistStamped, Bool
         self._reset_scene_type, self._trigger = ResetScene, Trigger
-        rclpy.init(domain_id=domain_id)
+        init_local_ros(domain_id)
         self.node = rclpy.create_node("hgpo_bench_arm", namespace="hgpo")
         self.joints: list[JointSample] = []
         self.scenes: list[tuple[float, np.ndarray]] = []
@@ -203,7 +204,7 @@ def tracking(
 
 
 def measure_rate(config: BenchArmConfig, rate_hz: float, log_path: Path) -> dict[str, Any]:
-    env = dict(os.environ, ROS_DOMAIN_ID=str(config.domain_id), PYTHONUNBUFFERED="1")
+    env = local_graph_env(config.domain_id)
     with open(log_path, "w") as log:
         launch = subprocess.Popen(
             [
