@@ -10,6 +10,7 @@ import argparse
 import contextlib
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from hgpo.cli import Commands, dispatch
@@ -44,9 +45,20 @@ def default_policy() -> Path:
     return REPO_POLICY
 
 
-def _report(written: list[Path], root: Path) -> None:
+def _make(prog: str, make: Callable[[], list[Path]], root: Path, title: str, then: str) -> int:
+    """Run `make`, list the files it wrote under `root` and say what comes next; exit 2 on a SecurityError."""
+    from ros_nodes.security.errors import SecurityError
+
+    try:
+        written = make()
+    except SecurityError as error:
+        print(f"{prog}: error: {error}", file=sys.stderr)
+        return 2
+    print(title)
     for path in written:
         print(f"  {path.relative_to(root)}" + (f" -> {os.readlink(path)}" if path.is_symlink() else ""))
+    print(then)
+    return 0
 
 
 def create_keystore_main(argv: list[str]) -> int:
@@ -65,18 +77,15 @@ def create_keystore_main(argv: list[str]) -> int:
         "permissions name it, and a node on another domain cannot join",
     )
     args = parser.parse_args(argv)
-    from ros_nodes.security.errors import SecurityError
     from ros_nodes.security.keystore import create_keystore
 
-    try:
-        written = create_keystore(args.keystore, args.domain_id)
-    except SecurityError as error:
-        print(f"hgpo security create-keystore: error: {error}", file=sys.stderr)
-        return 2
-    print(f"keystore {args.keystore} for domain {args.domain_id}:")
-    _report(written, args.keystore)
-    print(f"next: hgpo security create-enclaves {args.keystore}")
-    return 0
+    return _make(
+        parser.prog,
+        lambda: create_keystore(args.keystore, args.domain_id),
+        args.keystore,
+        f"keystore {args.keystore} for domain {args.domain_id}:",
+        f"next: hgpo security create-enclaves {args.keystore}",
+    )
 
 
 def create_enclaves_main(argv: list[str]) -> int:
@@ -96,16 +105,13 @@ def create_enclaves_main(argv: list[str]) -> int:
         "policy.xml, which is launch/security/policy.xml of the repository)",
     )
     args = parser.parse_args(argv)
-    from ros_nodes.security.errors import SecurityError
     from ros_nodes.security.keystore import create_enclaves
 
     policy = args.policy or default_policy()
-    try:
-        written = create_enclaves(args.keystore, policy)
-    except SecurityError as error:
-        print(f"hgpo security create-enclaves: error: {error}", file=sys.stderr)
-        return 2
-    print(f"enclaves of {policy} in {args.keystore}:")
-    _report(written, args.keystore)
-    print(f"launch: hgpo launch real security:=true keystore:={args.keystore}")
-    return 0
+    return _make(
+        parser.prog,
+        lambda: create_enclaves(args.keystore, policy),
+        args.keystore,
+        f"enclaves of {policy} in {args.keystore}:",
+        f"launch: hgpo launch real security:=true keystore:={args.keystore}",
+    )
