@@ -38,6 +38,7 @@ class Identity:
             serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
         )
         fd = os.open(key_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.fchmod(fd, 0o600)  # also when the file was there before, readable by others
         with os.fdopen(fd, "wb") as out:
             out.write(pem)
         cert_path.write_bytes(self.cert.public_bytes(serialization.Encoding.PEM))
