@@ -3,6 +3,7 @@
 #   docker run --rm hgpo                                     # the simulated stack: sim.launch.xml, task `stack`
 #   docker run --rm hgpo ros2 launch hgpo real.launch.xml use_fake_hardware:=true
 #   docker run --rm --net=host hgpo ros2 launch hgpo real.launch.xml   # beside a real arm's driver
+#   under SROS2 (security:=true; this image's Fast DDS has DDS-Security): docs/security.md
 FROM ros:kilted-ros-base
 
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]

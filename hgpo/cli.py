@@ -22,6 +22,14 @@ COMMANDS: Commands = {
         "run one tabletop task in-process, without ROS (--render for a video)",
     ),
     "bench": ("hgpo.bench:main", "benchmarks: print a table and write JSON"),
+    "estop": (
+        "hgpo.estop:main",
+        "press or release the arm's emergency stop, straight to arm_bridge (node and enclave /hgpo/operator)",
+    ),
+    "security": (
+        "hgpo.security:main",
+        "SROS2 keystore for the real graph: create-keystore (CA, governance), create-enclaves (permissions)",
+    ),
     "eval-planner": (
         "hgpo.eval_planner:main",
         "a planner (llm or expert) on the tabletop tasks in-process: success, invalid outputs, latency",

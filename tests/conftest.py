@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,13 @@ def smollm2_dir() -> Path:
     folder = MODEL_ALIASES[DEFAULT_MODEL]
     assert (folder / "config.json").is_file(), f"{folder} is missing: run `make setup`"
     return folder
+
+
+@pytest.fixture
+def ament_prefix(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The venv as the ament prefix, as `hgpo launch` sets it, so that launch files resolve the `hgpo`
+    package `make setup` registered there (for tests that parse the repository's launch files)."""
+    monkeypatch.setenv("AMENT_PREFIX_PATH", sys.prefix)
 
 
 SLOW_FOLDERS = frozenset({"ros", "planner_training", "alfworld", "packaging"})

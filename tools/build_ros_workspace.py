@@ -35,6 +35,7 @@ NODE_ENTRY_POINT_GROUP = "hgpo.nodes"
 SHARED_PATHS = {
     "launch": "launch",
     "config": "launch/config",
+    "security": "launch/security",  # the real graph's SROS2 policy
     "package.xml": "ros_nodes/package.xml",
     "policies": "policies/pretrained",  # the shipped skill policies, share/hgpo/policies/skills/<skill>/
 }

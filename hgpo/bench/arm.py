@@ -27,6 +27,7 @@ import numpy as np
 
 from hgpo.bench.graph import _stop, interval_stats
 from hgpo.bench.report import table, write_json
+from ros_nodes.local_graph import init_local_ros, local_graph_env
 
 CONTROL_PERIOD_S = 0.04  # the controller's 25 Hz
 SPEED = 0.1  # m/s, the twist of every trial
@@ -57,26 +58,21 @@ class Observer:
         from hgpo_msgs.msg import SceneState
         from hgpo_msgs.srv import ResetScene
         from sensor_msgs.msg import JointState
-        from std_msgs.msg import Bool
-        from std_srvs.srv import Trigger
 
         from ros_nodes.background_spin import BackgroundSpin
-        from ros_nodes.estop import latched_qos
+        from ros_nodes.estop import EstopSwitch
 
-        self._rclpy, self._twist_type, self._bool = rclpy, TwistStamped, Bool
-        self._reset_scene_type, self._trigger = ResetScene, Trigger
-        rclpy.init(domain_id=domain_id)
+        self._rclpy, self._twist_type = rclpy, TwistStamped
+        self._reset_scene_type = ResetScene
+        init_local_ros(domain_id)
         self.node = rclpy.create_node("hgpo_bench_arm", namespace="hgpo")
         self.joints: list[JointSample] = []
         self.scenes: list[tuple[float, np.ndarray]] = []
-        self.estop_latched = False
         self._lock = threading.Lock()
         self.node.create_subscription(JointState, "/joint_states", self._on_joints, 1000)
         self.node.create_subscription(SceneState, "scene_state", self._on_scene, 1000)
-        self.node.create_subscription(Bool, "estop_state", self._on_estop, latched_qos())
         self.twist_pub = self.node.create_publisher(TwistStamped, "cmd_twist", 10)
-        self.estop_pub = self.node.create_publisher(Bool, "estop", latched_qos())
-        self.reset_estop: Any = self.node.create_client(Trigger, "reset_estop")
+        self.estop_switch = EstopSwitch(self.node)
         self.reset_scene: Any = self.node.create_client(ResetScene, "reset_scene")
         self._spin = BackgroundSpin(self.node)
 
@@ -94,9 +90,6 @@ class Observer:
         with self._lock:
             self.scenes.append((self._stamp(msg), np.array([p.x, p.y, p.z])))
 
-    def _on_estop(self, msg: Any) -> None:
-        self.estop_latched = bool(msg.data)
-
     def now(self) -> float:
         return self.node.get_clock().now().nanoseconds * 1e-9
 
@@ -112,8 +105,7 @@ class Observer:
             "the graph (arm_bridge and fake_arm)",
             lambda: (
                 self.twist_pub.get_subscription_count() > 0
-                and self.estop_pub.get_subscription_count() > 0
-                and self.reset_estop.service_is_ready()
+                and self.estop_switch.connected()
                 and self.reset_scene.service_is_ready()
                 and len(self.scenes) > 0
             ),
@@ -161,21 +153,13 @@ class Observer:
         self.first_joint(after, moving=False)
 
     def estop(self, asserted: bool) -> float:
-        msg = self._bool(data=asserted)
         stamp = self.now()
-        self.estop_pub.publish(msg)
+        self.estop_switch.set(asserted)
         return stamp
 
     def clear_estop(self) -> None:
-        from ros_nodes.waiting import call_service
-
-        self.estop(False)
-        for _ in range(50):
-            response = call_service(self.reset_estop, self._trigger.Request(), 10.0, "reset_estop")
-            if response.success:
-                break
-            threading.Event().wait(0.02)  # the release (a topic) may arrive after the call (a service)
-        self.wait("the latch to clear", lambda: not self.estop_latched)
+        self.estop_switch.release(timeout_s=10.0)
+        self.wait("the latch to clear", lambda: not self.estop_switch.monitor.latched)
 
     def close(self) -> None:
         self._spin.close()
@@ -203,7 +187,7 @@ def tracking(
 
 
 def measure_rate(config: BenchArmConfig, rate_hz: float, log_path: Path) -> dict[str, Any]:
-    env = dict(os.environ, ROS_DOMAIN_ID=str(config.domain_id), PYTHONUNBUFFERED="1")
+    env = local_graph_env(config.domain_id)
     with open(log_path, "w") as log:
         launch = subprocess.Popen(
             [

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from hgpo.bench.report import table, write_json
+from ros_nodes.local_graph import init_local_ros, local_graph_env
 
 if TYPE_CHECKING:  # rclpy is imported only when the benchmark runs
     from rclpy.node import Node
@@ -300,9 +301,9 @@ def run(config: BenchFaultsConfig) -> list[dict]:
 
     from ros_nodes.background_spin import BackgroundSpin
 
-    env = dict(os.environ, ROS_DOMAIN_ID=str(config.domain_id), PYTHONUNBUFFERED="1")
+    env = local_graph_env(config.domain_id)
     log_dir = config.json.with_suffix(".logs")
-    rclpy.init(domain_id=config.domain_id)
+    init_local_ros(config.domain_id)
     node = rclpy.create_node("hgpo_bench_faults")
     spin = BackgroundSpin(node)
     graph = None

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from hgpo.bench.report import table, write_json
+from ros_nodes.local_graph import init_local_ros, local_graph_env
 from sim.tabletop import TASKS
 
 if TYPE_CHECKING:  # rclpy is imported only when the benchmark runs
@@ -152,7 +153,7 @@ def run(config: BenchGraphConfig) -> dict:
     from ros_nodes.background_spin import BackgroundSpin
     from ros_nodes.waiting import send_goal, wait_for
 
-    env = dict(os.environ, ROS_DOMAIN_ID=str(config.domain_id), PYTHONUNBUFFERED="1")
+    env = local_graph_env(config.domain_id)
     log = open(Path(config.json).with_suffix(".launch.log"), "w")  # noqa: SIM115 (closed below)
     args = ["run_task:=false", "planner:=expert", *config.launch_args]
     if config.control_rate_hz != CONTROL_RATE_HZ:
@@ -167,7 +168,7 @@ def run(config: BenchGraphConfig) -> dict:
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
-    rclpy.init(domain_id=config.domain_id)
+    init_local_ros(config.domain_id)
     node = rclpy.create_node("hgpo_bench_graph", namespace="hgpo")
     scene_stamps: list[float] = []
     events: list[tuple[str, float]] = []

@@ -19,6 +19,7 @@ from pathlib import Path
 from hgpo.bench.faults import VICTIMS as NODES
 from hgpo.bench.faults import Graph, Probe
 from hgpo.bench.report import table, write_json
+from ros_nodes.local_graph import init_local_ros, local_graph_env
 
 TASK_TIMEOUT_S = 180.0
 
@@ -47,8 +48,8 @@ def run(config: BenchSoakConfig) -> dict:
     from ros_nodes.background_spin import BackgroundSpin
     from ros_nodes.waiting import PeerTimeoutError, wait_for
 
-    env = dict(os.environ, ROS_DOMAIN_ID=str(config.domain_id), PYTHONUNBUFFERED="1")
-    rclpy.init(domain_id=config.domain_id)
+    env = local_graph_env(config.domain_id)
+    init_local_ros(config.domain_id)
     node = rclpy.create_node("hgpo_bench_soak")
     spin = BackgroundSpin(node)
     graph = None

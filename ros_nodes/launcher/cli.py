@@ -78,9 +78,9 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="hgpo launch",
         description="Run a ROS 2 XML launch file the way `ros2 launch` would: each node as a process, its "
-        "output prefixed with [name], Ctrl-C stops them all. Supported XML: <arg>, <let>, <group>, "
-        "<push-ros-namespace>, <node> with <param> and <remap>, if/unless, $(var), $(env), "
-        "$(find-pkg-share).",
+        "output prefixed with [name], Ctrl-C stops them all. Supported XML: <arg>, <let>, <set_env>, "
+        "<group>, <push-ros-namespace>, <node> (ros_args too) with <param> and <remap>, if/unless, $(var), "
+        "$(env), $(find-pkg-share).",
     )
     parser.add_argument(
         "target",
@@ -96,7 +96,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--print",
         action="store_true",
-        help="print the resolved command of each node and exit without starting anything",
+        help="print the resolved command of each node, with the environment <set_env> gives it, and "
+        "exit without starting anything",
     )
     parser.add_argument(
         "--grace",
@@ -113,7 +114,7 @@ def _print_commands(path: Path, nodes: list[NodeSpec]) -> None:
     for node in nodes:
         flags = f"output={node.output}" + (", on_exit=shutdown" if node.on_exit_shutdown else "")
         print(f"# {node.name or node.executable} ({flags})")
-        print(shlex.join(node.command()))
+        print(shlex.join([f"{name}={value}" for name, value in node.env] + node.command()))
 
 
 def _log_dir() -> Path:

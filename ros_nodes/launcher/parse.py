@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +20,7 @@ from xml.parsers import expat
 from ros_nodes.launcher.errors import LaunchError
 from ros_nodes.launcher.packages import package_executable
 from ros_nodes.launcher.spec import OUTPUTS, NodeSpec, ParamFile, ParamValue
-from ros_nodes.launcher.substitution import Template, parse_template, resolve
+from ros_nodes.launcher.substitution import Template, parse_template, resolve, resolve_words
 
 _NODE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NAMESPACE = re.compile(r"/|(/[A-Za-z_][A-Za-z0-9_]*)+")
@@ -127,19 +128,26 @@ def _check_node(element: _Element) -> None:
     on_exit = element.attrs.get("on_exit", "shutdown")
     if on_exit != "shutdown":
         raise element.fail(f'on_exit="{on_exit}" is not supported; the only supported value is "shutdown"')
+    for part in parse_template(element.attrs.get("ros_args", "")):
+        if isinstance(part, str):
+            try:
+                shlex.split(part)
+            except ValueError as error:
+                raise element.fail(f"ros_args: {error} in {element.attrs['ros_args']!r}") from None
 
 
 _CONDITIONS = ("if", "unless")
-_ACTIONS = ("arg", "let", "group", "push-ros-namespace", "node")
+_ACTIONS = ("arg", "let", "set_env", "group", "push-ros-namespace", "node")
 _SCHEMAS: dict[str, _Schema] = {
     "launch": _Schema(children=_ACTIONS),
     "arg": _Schema(("name",), ("default", "description", *_CONDITIONS), literal=("name", "description")),
     "let": _Schema(("name", "value"), _CONDITIONS),
+    "set_env": _Schema(("name", "value"), _CONDITIONS),
     "group": _Schema(optional=_CONDITIONS, children=_ACTIONS),
     "push-ros-namespace": _Schema(("namespace",), _CONDITIONS),
     "node": _Schema(
         ("pkg", "exec"),
-        ("name", "namespace", "output", "on_exit", *_CONDITIONS),
+        ("name", "namespace", "output", "on_exit", "ros_args", *_CONDITIONS),
         literal=("on_exit",),
         children=("param", "remap"),
         check=_check_node,
@@ -225,13 +233,15 @@ def _join_namespace(base: str | None, namespace: str | None) -> str | None:
 
 @dataclass
 class _Scope:
-    """Launch configurations and ROS namespace in effect; a <group> works on a copy, as ROS 2 scopes it."""
+    """Launch configurations, ROS namespace and `<set_env>` values in effect; a <group> works on a copy, as
+    ROS 2 scopes them (its group pushes and pops both the configurations and the environment)."""
 
     configs: dict[str, str]
     namespace: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
 
     def child(self) -> _Scope:
-        return _Scope(dict(self.configs), self.namespace)
+        return _Scope(dict(self.configs), self.namespace, dict(self.env))
 
 
 class _Run:
@@ -243,6 +253,7 @@ class _Run:
         self._handlers: dict[str, Callable[[_Element, _Scope], None]] = {
             "arg": self._arg,
             "let": self._let,
+            "set_env": self._set_env,
             "group": self._group,
             "push-ros-namespace": self._push_namespace,
             "node": self._node,
@@ -255,9 +266,21 @@ class _Run:
 
     def _value(self, element: _Element, attr: str, scope: _Scope) -> str:
         try:
-            return resolve(element.templates[attr], scope.configs, self.environ)
+            return resolve(element.templates[attr], scope.configs, self._environ(scope))
         except LaunchError as error:
             raise element.fail(f"{attr}: {error}") from None
+
+    def _words(self, element: _Element, attr: str, scope: _Scope) -> tuple[str, ...]:
+        if attr not in element.templates:
+            return ()
+        try:
+            return tuple(resolve_words(element.templates[attr], scope.configs, self._environ(scope)))
+        except LaunchError as error:
+            raise element.fail(f"{attr}: {error}") from None
+
+    def _environ(self, scope: _Scope) -> Mapping[str, str]:
+        """What `$(env)` reads: the values `<set_env>` gave in this scope over the launcher's environment."""
+        return {**self.environ, **scope.env}
 
     def _optional(self, element: _Element, attr: str, scope: _Scope) -> str | None:
         return self._value(element, attr, scope) if attr in element.templates else None
@@ -284,6 +307,12 @@ class _Run:
 
     def _let(self, element: _Element, scope: _Scope) -> None:
         scope.configs[self._value(element, "name", scope)] = self._value(element, "value", scope)
+
+    def _set_env(self, element: _Element, scope: _Scope) -> None:
+        name = self._value(element, "name", scope)
+        if not name or "=" in name:
+            raise element.fail(f"name {name!r} is not an environment variable name (non-empty, without '=')")
+        scope.env[name] = self._value(element, "value", scope)
 
     def _group(self, element: _Element, scope: _Scope) -> None:
         self.actions(element.children, scope.child())
@@ -340,6 +369,8 @@ class _Run:
                 remaps=tuple(remaps),
                 output=output,
                 on_exit_shutdown="on_exit" in element.attrs,
+                ros_args=self._words(element, "ros_args", scope),
+                env=tuple(scope.env.items()),
             )
         )
 

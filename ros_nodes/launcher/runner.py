@@ -173,7 +173,7 @@ class _Supervisor:
                     stdin=subprocess.DEVNULL,
                     stdout=subprocess.PIPE,
                     stderr=subprocess.PIPE,
-                    env=env,
+                    env=spec.environment(env),
                     process_group=0,
                 )
             except OSError as error:

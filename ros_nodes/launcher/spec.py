@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,10 +37,16 @@ class NodeSpec:
     remaps: tuple[tuple[str, str], ...]
     output: str  # one of OUTPUTS, as ROS 2's `output` ("log" when not given)
     on_exit_shutdown: bool  # on_exit="shutdown": this node's exit ends the launch
+    ros_args: tuple[str, ...] = ()  # the node's `ros_args` attribute, split into words as ROS 2 splits it
+    env: tuple[tuple[str, str], ...] = ()  # `<set_env>` in effect for the node, in the order they were set
 
     def command(self) -> list[str]:
-        """The argv ROS 2's Node action builds: EXE --ros-args -r __node:= -r __ns:= params remaps."""
-        cmd = [str(self.executable_path), "--ros-args"]
+        """The argv ROS 2's Node action builds: EXE [--ros-args ros_args] --ros-args -r __node:= -r __ns:=
+        params remaps."""
+        cmd = [str(self.executable_path)]
+        if self.ros_args:
+            cmd += ["--ros-args", *self.ros_args]
+        cmd.append("--ros-args")
         if self.name is not None:
             cmd += ["-r", f"__node:={self.name}"]
         if self.namespace is not None:
@@ -54,3 +61,7 @@ class NodeSpec:
         for source, target in self.remaps:
             cmd += ["-r", f"{source}:={target}"]
         return cmd
+
+    def environment(self, base: Mapping[str, str]) -> dict[str, str]:
+        """The node's environment: `base` (the launcher's) with the `<set_env>` values in effect over it."""
+        return {**base, **dict(self.env)}

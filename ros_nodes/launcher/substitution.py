@@ -9,6 +9,7 @@ Parsing and resolving are separate so that a syntax error anywhere in a file is 
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TypeAlias
@@ -78,6 +79,38 @@ def parse_template(text: str) -> Template:
 def resolve(template: Template, configs: Mapping[str, str], environ: Mapping[str, str]) -> str:
     """Substitute launch configurations (`<arg>`/`<let>` values), environment variables and package paths."""
     return "".join(part if isinstance(part, str) else _perform(part, configs, environ) for part in template)
+
+
+def resolve_words(template: Template, configs: Mapping[str, str], environ: Mapping[str, str]) -> list[str]:
+    """A command-line attribute (`ros_args`) as ROS 2's `_parse_cmdline` splits it: the literal text into
+    shell-like words, while a substitution's value is never split and joins the literal text it touches."""
+    words: list[str] = []
+    word: list[str] = []
+
+    def end_word() -> None:
+        if word:
+            words.append("".join(word))
+            word.clear()
+
+    for part in template:
+        if isinstance(part, Substitution):
+            word.append(_perform(part, configs, environ))
+            continue
+        tokens = shlex.split(part)
+        if not tokens:
+            end_word()
+            continue
+        if part[0].isspace():
+            end_word()
+        word.append(tokens[0])
+        if len(tokens) > 1:
+            end_word()
+            words.extend(tokens[1:-1])
+            word.append(tokens[-1])
+        if part[-1].isspace():
+            end_word()
+    end_word()
+    return words
 
 
 def _perform(sub: Substitution, configs: Mapping[str, str], environ: Mapping[str, str]) -> str:

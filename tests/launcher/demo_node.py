@@ -18,7 +18,7 @@ STUBBORN = "import signal, time; [signal.signal(s, signal.SIG_IGN) for s in (2, 
 
 def ros_args(argv: list[str]) -> tuple[str, dict[str, str]]:
     name, params = Path(argv[0]).name, {}
-    rest = argv[argv.index("--ros-args") + 1 :]
+    rest = [word for word in argv[argv.index("--ros-args") + 1 :] if word != "--ros-args"]
     for flag, value in zip(rest[::2], rest[1::2], strict=True):
         key, _, val = value.partition(":=")
         if flag == "-r" and key == "__node":

@@ -100,15 +100,21 @@ def test_the_venv_is_the_ament_prefix_unless_one_is_set(monkeypatch: pytest.Monk
 
 
 @pytest.mark.skipif(not SIM.is_file(), reason="no launch/sim.launch.xml in this checkout")
-def test_the_repositorys_sim_launch_file_stays_inside_the_subset(
-    demo: Demo, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize("name", ["sim", "real", "alfworld"])
+def test_the_repositorys_launch_files_stay_inside_the_subset_and_keep_discovery_local(
+    demo: Demo, capsys: pytest.CaptureFixture[str], name: str
 ) -> None:
     share = demo.add_package("hgpo")
-    # The layout sim.launch.xml expects: launch files and, next to them, the nodes' YAML in config/.
+    # The layout the launch files expect: launch files and, next to them, the nodes' YAML in config/.
     (share / "launch").symlink_to(REPO / "launch")
     (share / "config").symlink_to(REPO / "launch" / "config")
-    for exe in {node.attrib["exec"] for node in ET.parse(SIM).iter("node")}:
+    launch_file = ET.parse(REPO / "launch" / f"{name}.launch.xml")
+    for exe in {node.attrib["exec"] for node in launch_file.iter("node")}:
         demo.add_executable("hgpo", exe, "#!/bin/sh\n")
-    assert cli.main(["sim", "--print"]) == 0, capsys.readouterr().err
-    commands = [line for line in capsys.readouterr().out.splitlines() if not line.startswith("#")]
-    assert commands and all(line.startswith(str(demo.prefix / "lib" / "hgpo")) for line in commands)
+    exe = str(demo.prefix / "lib" / "hgpo")
+    for args, discovery in (([], "LOCALHOST"), (["discovery_range:=SUBNET"], "SUBNET")):
+        assert cli.main([name, "--print", *args]) == 0, capsys.readouterr().err
+        commands = [line for line in capsys.readouterr().out.splitlines() if not line.startswith("#")]
+        assert commands and all(
+            line.startswith(f"ROS_AUTOMATIC_DISCOVERY_RANGE={discovery} {exe}") for line in commands
+        )

@@ -229,6 +229,54 @@ def test_env_substitution_with_and_without_default(demo: Demo) -> None:
     assert "WHO" in message and "$(env WHO VALUE)" in message
 
 
+def test_set_env_reaches_the_nodes_after_it_and_is_scoped_by_group_as_in_ros2(demo: Demo) -> None:
+    body = (
+        NODE.format(name="before")
+        + """<arg name="range" default="LOCALHOST"/>
+      <set_env name="ROS_AUTOMATIC_DISCOVERY_RANGE" value="$(var range)"/>
+      <group>
+        <set_env name="ONLY_INSIDE" value="1"/>
+        <set_env name="ROS_AUTOMATIC_DISCOVERY_RANGE" value="SUBNET"/>
+        <set_env name="SEEN" value="$(env ONLY_INSIDE)"/>
+        """
+        + NODE.format(name="inside")
+        + """
+      </group>
+      <set_env name="SKIPPED" value="1" if="false"/>
+      """
+        + NODE.format(name="after")
+    )
+    before, inside, after = nodes(demo, body)
+    assert before.env == ()
+    assert inside.env == (("ROS_AUTOMATIC_DISCOVERY_RANGE", "SUBNET"), ("ONLY_INSIDE", "1"), ("SEEN", "1"))
+    assert after.env == (("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST"),)
+    (after,) = nodes(demo, body, {"range": "SUBNET"})[2:]
+    assert after.environment({"PATH": "/bin", "ROS_AUTOMATIC_DISCOVERY_RANGE": "OFF"}) == {
+        "PATH": "/bin",
+        "ROS_AUTOMATIC_DISCOVERY_RANGE": "SUBNET",
+    }
+    assert "not an environment variable name" in error(demo, '<set_env name="A=B" value="1"/>')
+    assert "missing required attribute 'value'" in error(demo, '<set_env name="A"/>')
+
+
+def test_ros_args_are_split_into_words_as_ros2_splits_a_command_line(demo: Demo) -> None:
+    body = """<arg name="enclave" default="/hgpo/two words"/>
+      <node pkg="demo_pkg" exec="demo_node" name="talker"
+            ros_args="--enclave $(var enclave) --log-level 'talker:=debug'  -p x:=$(var enclave)/a"/>"""
+    node = one(demo, body)
+    assert node.ros_args == (
+        "--enclave",
+        "/hgpo/two words",
+        "--log-level",
+        "talker:=debug",
+        "-p",
+        "x:=/hgpo/two words/a",
+    )
+    exe = str(node.executable_path)
+    assert node.command() == [exe, "--ros-args", *node.ros_args, "--ros-args", "-r", "__node:=talker"]
+    assert "No closing quotation" in error(demo, '<node pkg="demo_pkg" exec="demo_node" ros_args="-e \'/a"/>')
+
+
 def test_find_pkg_share_and_nested_substitutions(demo: Demo) -> None:
     demo.add_package("other_pkg")
     params = demo.add_package("demo_pkg") / "params.yaml"
@@ -275,7 +323,10 @@ def test_bad_substitutions_are_reported_even_when_disabled(demo: Demo, value: st
     [
         ('<include file="other.launch.xml"/>', "<include>: element not supported"),
         ('<executable cmd="ls"/>', "<executable>: element not supported"),
-        ('<group><set_parameter name="a" value="1"/></group>', "supported inside <group>: arg, let, group"),
+        (
+            '<group><set_parameter name="a" value="1"/></group>',
+            "supported inside <group>: arg, let, set_env, group",
+        ),
         (
             '<node pkg="demo_pkg" exec="demo_node"><env name="A" value="1"/></node>',
             "inside <node>: param, remap",

@@ -169,3 +169,26 @@ def test_a_node_that_has_to_be_killed_fails_the_launch(demo: Demo, launchers: li
     assert launcher.wait(TIMEOUT_S) == 1
     assert "[launch] 'stubborn' still running after SIGTERM: sending SIGKILL" in launcher.lines
     assert not alive(stubborn)
+
+
+def environ_of(pid: int) -> dict[str, str]:
+    """A running process's environment as the kernel holds it."""
+    entries = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    return dict(entry.decode().partition("=")[::2] for entry in entries if entry)
+
+
+def test_set_env_is_in_the_started_nodes_environment(demo: Demo, launchers: list[Launcher]) -> None:
+    body = (
+        '<arg name="range" default="LOCALHOST"/>'
+        '<set_env name="ROS_AUTOMATIC_DISCOVERY_RANGE" value="$(var range)"/>'
+        + node("local")
+        + '<group><set_env name="ROS_AUTOMATIC_DISCOVERY_RANGE" value="SUBNET"/>'
+        + node("subnet")
+        + "</group>"
+    )
+    launcher = Launcher(demo.launch_file(body))
+    launchers.append(launcher)
+    local, subnet = environ_of(demo.pid("local")), environ_of(demo.pid("subnet"))
+    assert local["ROS_AUTOMATIC_DISCOVERY_RANGE"] == "LOCALHOST"
+    assert subnet["ROS_AUTOMATIC_DISCOVERY_RANGE"] == "SUBNET"
+    assert local["DEMO_DIR"] == str(demo.pids)  # the launcher's own environment is kept beneath it

@@ -59,6 +59,10 @@ def test_launch_and_config_files_where_ros2_launch_looks(install: Path) -> None:
     assert {p.name for p in (share / "config").iterdir()} == {
         p.name for p in (REPO / "launch" / "config").iterdir()
     }
+    security = REPO / "launch" / "security"
+    assert {p.relative_to(share / "security") for p in (share / "security").rglob("*.xml")} == {
+        p.relative_to(security) for p in security.rglob("*.xml")
+    }
     assert (share / "package.xml").is_file()
     assert (install / "share" / "ament_index" / "resource_index" / "packages" / "hgpo").is_file()
 
@@ -67,6 +71,7 @@ def test_installed_python_packages_import_without_the_checkout(install: Path, tm
     site = next(install.glob("lib/python3*/site-packages"))
     code = (
         "import ros_nodes.arm_bridge, ros_nodes.launcher.cli, sim.tabletop, policies, hgpo.cli, ros_nodes; "
+        "from ros_nodes.security import documents; documents.governance(0); "  # the schemas came along
         "print(ros_nodes.__file__)"
     )
     result = subprocess.run(

@@ -15,6 +15,7 @@ from rclpy.node import Node  # noqa: E402
 from std_msgs.msg import Float64  # noqa: E402
 
 from ros_nodes.background_spin import BackgroundSpin  # noqa: E402
+from ros_nodes.local_graph import LOCAL_DISCOVERY  # noqa: E402
 from tests.processes import Captured  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
@@ -24,7 +25,8 @@ _TEST_NODES = itertools.count()
 
 @pytest.fixture(scope="session")
 def ros_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    """Environment of this test run's nodes: a DDS domain of its own, logs in a temp folder."""
+    """Environment of this test run's nodes and of its own rclpy: a DDS domain of its own, discovery kept on
+    this machine (as the launch files keep theirs), logs in a temp folder."""
     # 1..50 here and 51..100 for whole-graph tests: ROS advises domains <= 101 on Linux (ports of higher
     # ones can fall into the ephemeral range).
     domain = str(1 + os.getpid() % 50)
@@ -35,8 +37,9 @@ def ros_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         PYTHONUNBUFFERED="1",
         PYTHONFAULTHANDLER="1",  # a node that crashes in native code shows where
         RCUTILS_COLORIZED_OUTPUT="0",
+        **LOCAL_DISCOVERY,
     )
-    os.environ.update(ROS_DOMAIN_ID=domain, ROS_LOG_DIR=env["ROS_LOG_DIR"])
+    os.environ.update(ROS_DOMAIN_ID=domain, ROS_LOG_DIR=env["ROS_LOG_DIR"], **LOCAL_DISCOVERY)
     return env
 
 
