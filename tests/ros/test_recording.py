@@ -70,16 +70,21 @@ def read_all(path: Path) -> tuple[dict[str, list], bool]:
     return decoded, bag.complete
 
 
-def start_recorder(start_node: Callable[..., Captured], namespace: str, out: Path) -> Captured:
-    return start_node(RECORDER_NAME, namespace, f"output_dir:={out}", f"prefix:=/{namespace}")
+def recorder_with_known_messages(
+    start_node: Callable[..., Captured], test_node: Node, namespace: str, out: Path, n: int
+) -> tuple[Captured, Path]:
+    """A recorder under /namespace that has flushed 2n messages the test published (within 1 s, its flush
+    period, while it runs)."""
+    recorder = start_node(RECORDER_NAME, namespace, f"output_dir:={out}", f"prefix:=/{namespace}")
+    wait_until(lambda: f"recording topics under /{namespace}" in recorder.output, DISCOVERY_S, "the recorder")
+    publish_known(test_node, namespace, n)
+    path = recording(out)
+    wait_until(lambda: bag_info(path).messages == 2 * n, DISCOVERY_S, f"{2 * n} messages flushed to the file")
+    return recorder, path
 
 
 def test_ctrl_c_closes_a_recording_with_every_message(start_node, test_node, tmp_path: Path) -> None:
-    recorder = start_recorder(start_node, "rec_int", tmp_path)
-    wait_until(lambda: "recording topics under /rec_int" in recorder.output, DISCOVERY_S, "the recorder")
-    publish_known(test_node, "rec_int", 300)
-    path = recording(tmp_path)
-    wait_until(lambda: bag_info(path).messages == 600, DISCOVERY_S, "600 messages flushed to the file")
+    recorder, path = recorder_with_known_messages(start_node, test_node, "rec_int", tmp_path, 300)
     assert recorder.stop(timeout=20) == 0, recorder.output
     decoded, complete = read_all(path)
     assert complete, recorder.output
@@ -90,12 +95,8 @@ def test_ctrl_c_closes_a_recording_with_every_message(start_node, test_node, tmp
 
 
 def test_sigkill_leaves_a_readable_recording(start_node, test_node, tmp_path: Path) -> None:
-    recorder = start_recorder(start_node, "rec_kill", tmp_path)
-    wait_until(lambda: "recording topics under /rec_kill" in recorder.output, DISCOVERY_S, "the recorder")
-    publish_known(test_node, "rec_kill", 200)
-    path = recording(tmp_path)
     # Everything published reaches the file within a flush period (1 s) while the recorder runs ...
-    wait_until(lambda: bag_info(path).messages == 400, DISCOVERY_S, "400 messages flushed to the file")
+    recorder, path = recorder_with_known_messages(start_node, test_node, "rec_kill", tmp_path, 200)
     recorder.proc.send_signal(signal.SIGKILL)
     assert recorder.wait(timeout=20) == -signal.SIGKILL
     # ... and is still there after a SIGKILL: the file has no footer, every complete chunk reads.
