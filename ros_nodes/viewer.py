@@ -1,7 +1,8 @@
 """viewer: a live view of the tabletop graph (`view:=true`) over Foxglove's WebSocket protocol.
 
-Connect the Foxglove app to ws://HOST:PORT (docs/recording.md). Topics it serves: `/view/scene` (blocks,
-plates, the gripper and the current subgoal's target as 3D entities, at `scene_rate_hz`), `/view/status`
+Connect the Foxglove app to ws://HOST:PORT (docs/recording.md). Topics it serves: `/view/scene` (the arm's
+links from the MuJoCo model at the joint state, blocks, plates, the gripper and the current subgoal's target
+as 3D entities, at `scene_rate_hz`), `/view/status`
 (instruction, subgoal, its status), `/view/decisions` (the planner's decisions as log lines),
 `/view/controller_rate` (the controller's command rate and jitter once a second, for a plot). Thin: the
 entities come from `ros_nodes.view`.
@@ -22,10 +23,12 @@ from hgpo_msgs.action import RunTask
 from hgpo_msgs.msg import SceneState, Subgoal, SubgoalStatus
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile
+from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
 from ros_nodes.node_main import Parameters, run_node
-from ros_nodes.view.scene import Body, scene_update
+from ros_nodes.view.arm import ArmGeometry
+from ros_nodes.view.scene import Body, scene_update, timestamp
 
 _STATES = {
     SubgoalStatus.ACTIVE: "active",
@@ -62,8 +65,11 @@ class Viewer(Node):
         self._scene: SceneState | None = None
         self._target: tuple[float, float, float] | None = None
         self._twists: list[float] = []
+        self.arm = ArmGeometry()
+        self._joints: dict[str, float] = {}
         latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
         self.create_subscription(SceneState, "scene_state", self._on_scene, 10)
+        self.create_subscription(JointState, "joint_states", self._on_joints, 10)
         self.create_subscription(Subgoal, "subgoal", self._on_subgoal, 10)
         self.create_subscription(SubgoalStatus, "subgoal_status", self._on_status, 10)
         self.create_subscription(String, "instruction", self._on_instruction, latched)
@@ -81,6 +87,9 @@ class Viewer(Node):
 
     def _on_scene(self, msg: SceneState) -> None:
         self._scene = msg
+
+    def _on_joints(self, msg: JointState) -> None:
+        self._joints = dict(zip(msg.name, msg.position, strict=False))
 
     def _on_instruction(self, msg: String) -> None:
         self._set_status(instruction=msg.data, subgoal="", status="")
@@ -123,10 +132,10 @@ class Viewer(Node):
             for o in msg.objects
         ]
         ee = msg.ee_pose.position
-        stamp = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
-        update = scene_update(
-            stamp, bodies, (ee.x, ee.y, ee.z), msg.gripper_width, self._target, self.status["subgoal"]
-        )
+        stamp = timestamp(msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec)
+        arm = self.arm.entity(self._joints, stamp)
+        target, label = self._target, self.status["subgoal"]
+        update = scene_update(stamp, bodies, (ee.x, ee.y, ee.z), msg.gripper_width, target, label, [arm])
         self.scene_channel.log(update)
 
     def _send_rate(self) -> None:

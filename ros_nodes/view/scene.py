@@ -38,7 +38,7 @@ class Body:
     size: tuple[float, float, float]
 
 
-def _pose(position: Sequence[float], orientation: Sequence[float] = (0.0, 0.0, 0.0, 1.0)) -> Pose:
+def pose(position: Sequence[float], orientation: Sequence[float] = (0.0, 0.0, 0.0, 1.0)) -> Pose:
     x, y, z = position
     qx, qy, qz, qw = orientation
     return Pose(position=Vector3(x=x, y=y, z=z), orientation=Quaternion(x=qx, y=qy, z=qz, w=qw))
@@ -51,7 +51,7 @@ def _colour(rgb: Sequence[float], alpha: float = 1.0) -> Color:
 def _label(name: str, position: Sequence[float], above: float) -> TextPrimitive:
     x, y, z = position
     return TextPrimitive(
-        pose=_pose((x, y, z + above)),
+        pose=pose((x, y, z + above)),
         billboard=True,
         font_size=14.0,
         scale_invariant=True,
@@ -60,21 +60,26 @@ def _label(name: str, position: Sequence[float], above: float) -> TextPrimitive:
     )
 
 
+def timestamp(stamp_ns: int) -> Timestamp:
+    return Timestamp(stamp_ns // 1_000_000_000, stamp_ns % 1_000_000_000)
+
+
 def scene_update(
-    stamp_ns: int,
+    stamp: Timestamp,
     bodies: Sequence[Body],
     gripper: tuple[float, float, float],
     gripper_width: float,
     target: tuple[float, float, float] | None,
     target_label: str = "",
+    more: Sequence[SceneEntity] = (),
 ) -> SceneUpdate:
-    """One frame of the 3D panel: an entity per body, the gripper (its opening as its width), the target."""
-    stamp = Timestamp(stamp_ns // 1_000_000_000, stamp_ns % 1_000_000_000)
-    entities = []
+    """One frame of the 3D panel: an entity per body, the gripper (its opening as its width), the target,
+    then `more` (the arm)."""
+    entities = list(more)
     for body in bodies:
         rgb = {**BLOCK_COLOURS, **PLATE_COLOURS}.get(body.name, _UNKNOWN)
         cube = CubePrimitive(
-            pose=_pose(body.position, body.orientation),
+            pose=pose(body.position, body.orientation),
             size=Vector3(x=body.size[0], y=body.size[1], z=body.size[2]),
             color=_colour(rgb),
         )
@@ -88,14 +93,14 @@ def scene_update(
             )
         )
     fingers = CubePrimitive(
-        pose=_pose(gripper),
+        pose=pose(gripper),
         size=Vector3(x=0.02, y=max(gripper_width, 0.005) + 0.02, z=0.04),
         color=_colour(_GRIPPER, 0.8),
     )
     entities.append(SceneEntity(timestamp=stamp, frame_id=FRAME, id="gripper", cubes=[fingers]))
     if target is not None:
         marker = SpherePrimitive(
-            pose=_pose(target), size=Vector3(x=0.03, y=0.03, z=0.03), color=_colour(_TARGET, 0.7)
+            pose=pose(target), size=Vector3(x=0.03, y=0.03, z=0.03), color=_colour(_TARGET, 0.7)
         )
         entities.append(
             SceneEntity(

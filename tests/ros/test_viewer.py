@@ -72,7 +72,7 @@ def test_live_view_streams_the_scene_during_a_task(viewed_graph, test_node) -> N
     span = scenes[-1][0] - scenes[0][0]
     assert span > 2.0 and (len(scenes) - 1) / span >= 10.0, f"{len(scenes)} scene updates in {span:.1f} s"
     last_scene = scenes[-1][1]
-    for entity in (b"red_block", b"left_plate", b"gripper", b"target"):
+    for entity in (b"arm", b"red_block", b"left_plate", b"gripper", b"target"):
         assert entity in last_scene, entity
     statuses = [json.loads(payload) for _, payload in received["/view/status"]]
     assert any(s["instruction"] and s["status"] == "succeeded" for s in statuses), statuses
