@@ -73,16 +73,16 @@ class Recorder(Node):
                 continue  # subscribed once someone publishes: then its QoS is known
             if len(types) > 1:
                 self.get_logger().warning(f"{topic} has several types {types}: recording {types[0]}")
-            try:
-                definition = message_definition(types[0])
-            except DefinitionError as error:
+            try:  # a type whose definition or Python class is not installed here is skipped, said once
+                definition, msg_class = message_definition(types[0]), message_class(types[0])
+            except (DefinitionError, ValueError) as error:
                 self._skipped.add(topic)
                 self.get_logger().warning(f"not recording {topic}: {error}")
                 continue
             offered = [_offered(info) for info in publishers]
             self.writer.add_topic(topic, types[0], definition, offered)
             self._recorded[topic] = self.create_subscription(
-                message_class(types[0]),
+                msg_class,
                 topic,
                 functools.partial(self._on_message, topic),
                 self._qos(offered),
