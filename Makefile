@@ -11,7 +11,7 @@ setup:
 	@VENV=$(VENV) bash tools/setup.sh
 
 sim: setup
-	$(HGPO) launch sim $(ARGS)
+	$(HGPO) launch sim record:=true $(ARGS)
 
 # One ALFWorld game end to end over ROS (games are generated once into runs/alfworld/games).
 ALFWORLD_GAMES ?= runs/alfworld/games

@@ -21,6 +21,7 @@ COMMANDS: Commands = {
         "hgpo.run_task:main",
         "run one tabletop task in-process, without ROS (--render for a video)",
     ),
+    "bag": ("hgpo.bag:main", "recordings (MCAP): info (topics, counts, rates), replay (re-publish over DDS)"),
     "bench": ("hgpo.bench:main", "benchmarks: print a table and write JSON"),
     "estop": (
         "hgpo.estop:main",

@@ -1,5 +1,7 @@
 """`hgpo run-task`: one tabletop task in-process — the planner's and controller's loops with the simulator
-called directly, no ROS — optionally filmed to a GIF or MP4."""
+called directly, no ROS — optionally filmed to a GIF or MP4 with the instruction, the current subgoal and
+its outcome written on the frames. By default it plans and acts as `make sim` does: the LLM planner with the
+shipped adapter (settings from launch/config/planner.yaml) and the shipped ONNX skills."""
 
 from __future__ import annotations
 
@@ -8,14 +10,31 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+from hgpo.llm_arguments import add_llm_arguments, llm_config
+from hgpo.skill_arguments import add_skill_arguments, skill_policy
+
+if TYPE_CHECKING:
+    from policies.planning import StepRecord
+    from sim.tabletop import Subgoal
+
+PLANNER_YAML = Path(__file__).resolve().parent.parent / "launch" / "config" / "planner.yaml"
+LINGER_S = 1.5  # the film's last frames: the outcome stays on screen this long
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="hgpo run-task", description=__doc__)
-    parser.add_argument("--task", default="stack", help="tabletop task (default: %(default)s)")
-    parser.add_argument("--seed", type=int, default=0, help="scene seed (default: %(default)s)")
-    parser.add_argument("--planner", default="expert", help="planner backend (default: %(default)s)")
-    parser.add_argument("--policy", default="expert", help="skill policy backend (default: %(default)s)")
+    parser.add_argument("--task", default="pick_place", help="tabletop task (default: %(default)s)")
+    parser.add_argument("--seed", type=int, default=1, help="scene seed (default: %(default)s)")
+    parser.add_argument(
+        "--planner",
+        default="llm",
+        choices=("llm", "expert"),
+        help="llm (as make sim: SmolLM2, the shipped adapter) or expert (scripted) (default: %(default)s)",
+    )
+    add_llm_arguments(parser, "--planner llm", PLANNER_YAML)
+    add_skill_arguments(parser, "onnx")
     parser.add_argument(
         "--render", type=Path, metavar="FILE.mp4|FILE.gif", help="film the episode to this file"
     )
@@ -32,37 +51,49 @@ def main(argv: list[str]) -> int:
     if hold < 1 or abs(hold - round(hold)) > 1e-9 or args.fps <= 0:
         parser.error("rates must be positive, and the control rate must divide the physics rate")
     os.environ.setdefault("MUJOCO_GL", "egl")  # headless rendering; must be set before mujoco is imported
-    from policies.control import make_skill_policy
     from policies.evaluation import run_episode
-    from policies.planning import StepRecord, format_step, make_planner
-    from sim.tabletop import Subgoal, TabletopWorld, WorldConfig, make_task
+    from policies.planning import format_step, make_planner
+    from policies.planning.backends import ModelError
+    from sim.tabletop import TabletopWorld, WorldConfig, make_task
+    from sim.tabletop.captions import GREEN, RED, WHITE, Caption
     from sim.tabletop.recording import RecordingWorld
 
     try:
         task = make_task(args.task, args.seed)
-        planner, policy = make_planner(args.planner), make_skill_policy(args.policy)
+        policy = skill_policy(args)
+        planner = make_planner(args.planner, llm_config(args, parser) if args.planner == "llm" else None)
         config = WorldConfig(control_dt=1.0 / args.physics_rate)
         recorder = RecordingWorld(args.render, config, fps=args.fps) if args.render else None
         world = recorder or TabletopWorld(config)
-    except (ValueError, RuntimeError) as err:
+    except (ValueError, RuntimeError, ModelError) as err:  # PolicyFileError is a ValueError
         print(f"hgpo run-task: error: {err}", file=sys.stderr)
         return 2
     print(f"Task {task.name!r} seed {task.seed}: {task.instruction!r}", flush=True)
     started: dict[int, float] = {}
+    instruction = Caption(f'"{task.instruction}"')
 
     def on_event(index: int, subgoal: Subgoal, record: StepRecord | None) -> None:
         if record is None:
             started[index] = time.perf_counter()
+            if recorder is not None:
+                recorder.captions = [instruction, Caption(f"{index + 1}. {subgoal}  ...", WHITE)]
             return
         status = "succeeded" if record.success else "failed"
         print(format_step(index, str(subgoal), status, time.perf_counter() - started[index]), flush=True)
         if not record.success:
             print(f"      {record.message}", flush=True)
+        if recorder is not None:
+            outcome = Caption(f"{index + 1}. {subgoal}  {status}", GREEN if record.success else RED)
+            recorder.captions = [instruction, outcome]
 
     with world:
         result = run_episode(world, task, planner, policy, action_hold=round(hold), on_event=on_event)
+        verdict = "SUCCESS" if result.success else "FAILURE"
+        if recorder is not None:
+            done = Caption(f"{verdict}: {result.message}", GREEN if result.success else RED)
+            recorder.captions = [*recorder.captions, done]
+            recorder.linger(LINGER_S)
     print("-" * 60)
-    verdict = "SUCCESS" if result.success else "FAILURE"
     print(
         f"{verdict}: {len(result.subgoals)} subgoals, {result.sim_time:.1f} s simulated in "
         f"{result.wall_time:.1f} s — {result.message}"

@@ -31,6 +31,8 @@ from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.client import Client
 from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile
+from std_msgs.msg import String
 from unique_identifier_msgs.msg import UUID
 
 from policies.planning import (
@@ -136,6 +138,10 @@ class Planner(Node):
             callback_group=MutuallyExclusiveCallbackGroup(),
         )
         self.subgoal_pub = self.create_publisher(SubgoalMsg, "subgoal", 10)
+        # The task's instruction, latched: a viewer or recorder that comes later still learns it.
+        self.instruction_pub = self.create_publisher(
+            String, "instruction", QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        )
         self.reset_client: Client[ResetScene.Request, ResetScene.Response] = self.create_client(
             ResetScene, "reset_scene", callback_group=group
         )
@@ -367,6 +373,7 @@ class Planner(Node):
             self.get_logger().error(str(err))
             return RunTask.Result(success=False, subgoals_executed=0, message=str(err))
         self.get_logger().info(f"task: {instruction!r}")
+        self.instruction_pub.publish(String(data=instruction))
 
         executed = 0
 

@@ -244,11 +244,22 @@ def main(argv: list[str]) -> int:
         "--json", type=Path, default=default.json, help="where to write the figures (%(default)s)"
     )
     parser.add_argument("--domain-id", type=int, default=default.domain_id, help="ROS domain for the graph")
+    parser.add_argument(
+        "--launch-args",
+        nargs="+",
+        default=list(default.launch_args),
+        metavar="NAME:=VALUE",
+        help="extra arguments of sim.launch.xml, e.g. record:=true to measure the recorder's cost",
+    )
     args = parser.parse_args(argv)
     if args.seeds < 1 or not 0 <= args.domain_id <= 101:
         parser.error("--seeds must be at least 1 and --domain-id within 0..101")
     config = BenchGraphConfig(
-        tasks=tuple(args.tasks), seeds=args.seeds, domain_id=args.domain_id, json=args.json
+        tasks=tuple(args.tasks),
+        seeds=args.seeds,
+        domain_id=args.domain_id,
+        json=args.json,
+        launch_args=tuple(args.launch_args),
     )
     config.json.parent.mkdir(parents=True, exist_ok=True)
     print(

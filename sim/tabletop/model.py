@@ -141,8 +141,11 @@ def build_mjcf(physics_dt: float = 0.002) -> str:
   </asset>
   <worldbody>
     <light pos="0.5 0 2" dir="0 0 -1" directional="true" diffuse="0.5 0.5 0.5" specular="0.1 0.1 0.1"/>
-    <!-- "front" faces the robot, so the robot's left (+y, left_plate) is on the image's right. -->
+    <!-- "front" faces the robot, so the robot's left (+y, left_plate) is on the image's right. "behind"
+         looks over the robot's right shoulder: left and right on the image are the robot's, the
+         instruction's ("the left plate" is on the image's left); videos use it. -->
     <camera name="front" pos="1.6 0 1.0" xyaxes="0 1 0 -0.8 0 1.05" fovy="50"/>
+    <camera name="behind" pos="-0.5 -0.5 1.4" xyaxes="0.447 -0.894 0 0.699 0.349 0.624" fovy="50"/>
     <camera name="top" pos="0.45 0 1.7" xyaxes="0 1 0 -1 0 0"/>
     <geom name="floor" type="plane" size="3 3 0.1" pos="0 0 -0.75" material="grid"/>
     <geom name="table" class="collision" type="box" pos="0.4 0 {TABLE_TOP_Z - 0.02}" size="0.6 0.7 0.02"

@@ -1,4 +1,5 @@
-"""A world that films itself: frames at a fixed simulated frame rate, streamed to a GIF or MP4 file."""
+"""A world that films itself: frames at a fixed simulated frame rate, streamed to a GIF or MP4 file, with
+captions (what the caller sets in `captions`) drawn on each."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 import imageio.v2 as imageio
 import numpy as np
 
+from sim.tabletop.captions import Caption, draw_captions
 from sim.tabletop.state import SceneState
 from sim.tabletop.tasks import Task
 from sim.tabletop.world import TabletopWorld, WorldConfig
@@ -24,7 +26,7 @@ class RecordingWorld(TabletopWorld):
         config: WorldConfig | None = None,
         fps: float = 25.0,
         size: tuple[int, int] = (480, 360),
-        camera: str = "front",
+        camera: str = "behind",
     ) -> None:
         if path.suffix not in VIDEO_SUFFIXES:
             raise ValueError(f"cannot write video {path}: use one of {', '.join(VIDEO_SUFFIXES)}")
@@ -37,11 +39,12 @@ class RecordingWorld(TabletopWorld):
         self._writer = imageio.get_writer(path, fps=fps, **extra)
         self._next_frame = 0.0
         self.frames = 0
+        self.captions: list[Caption] = []
 
     def _capture(self, state: SceneState) -> None:
         if state.time + 1e-9 >= self._next_frame:
             frame: np.ndarray = self.render(*self.size, camera=self.camera)
-            self._writer.append_data(frame)
+            self._writer.append_data(draw_captions(frame, self.captions))
             self.frames += 1
             self._next_frame += 1.0 / self.fps  # on a fixed schedule, so the video plays at real speed
 
@@ -55,6 +58,13 @@ class RecordingWorld(TabletopWorld):
         state = super().step(ee_velocity, gripper_width)
         self._capture(state)
         return state
+
+    def linger(self, seconds: float) -> None:
+        """Film the scene as it is for `seconds` more (the last captions, e.g. the outcome, stay readable)."""
+        frame = draw_captions(self.render(*self.size, camera=self.camera), self.captions)
+        for _ in range(round(seconds * self.fps)):
+            self._writer.append_data(frame)
+            self.frames += 1
 
     def close(self) -> None:
         if self._writer is not None:

@@ -41,14 +41,30 @@ def test_unknown_command_is_an_error_listing_the_known_ones() -> None:
     )
 
 
+def _green_caption_pixels(frame) -> int:
+    top = frame[:60].astype(int)
+    return int(((top[..., 1] > 180) & (top[..., 0] < 170) & (top[..., 2] < 170)).sum())
+
+
 def test_run_task_in_process_with_a_video(tmp_path: Path) -> None:
     video = tmp_path / "reach.gif"
-    result = hgpo("run-task", "--task", "reach", "--seed", "3", "--render", str(video))
+    args = ("--task", "reach", "--seed", "3", "--planner", "expert", "--skills", "expert")
+    result = hgpo("run-task", *args, "--render", str(video))
     assert result.returncode == 0, result.stderr
     assert "SUCCESS: 1 subgoals" in result.stdout and "reach(" in result.stdout
     frames = imageio.mimread(video, memtest=False)
     assert len(frames) > 10 and frames[0].shape == (360, 480, 3)
     assert any((frame != frames[0]).any() for frame in frames[1:])  # the arm moves
+    # the first frame comes before any subgoal; the last one says, in green on top, that the task succeeded
+    assert _green_caption_pixels(frames[0]) == 0 and _green_caption_pixels(frames[-1]) > 100
+
+
+def test_run_task_plans_and_acts_as_make_sim_by_default() -> None:
+    from hgpo.run_task import _parser
+
+    args = _parser().parse_args([])
+    assert (args.planner, args.skills, args.task, args.seed) == ("llm", "onnx", "pick_place", 1)
+    assert args.config.name == "planner.yaml" and args.adapter is None  # the node's settings and adapter
 
 
 def test_run_task_rejects_unknown_names() -> None:

@@ -97,3 +97,25 @@ def chatter(ros_context: None) -> Iterator[str]:
     yield "/chatter/chatter"
     spin.close()
     node.destroy_node()
+
+
+@pytest.fixture
+def start_node(ros_env: dict[str, str]) -> Iterator[Callable[..., Captured]]:
+    """Single nodes started straight from their installed executables, in a namespace of a test's own."""
+    started: list[Captured] = []
+
+    def start(executable: str, namespace: str, *params: str) -> Captured:
+        args = [
+            os.path.join(sys.prefix, "lib", "hgpo", executable),
+            "--ros-args",
+            "-r",
+            f"__ns:=/{namespace}",
+        ]
+        for param in params:
+            args += ["-p", param]
+        started.append(Captured(args, cwd=REPO, env=ros_env))
+        return started[-1]
+
+    yield start
+    for proc in started:
+        proc.stop(timeout=20)

@@ -63,6 +63,10 @@ class ActionCall:
         assert self.handle.accepted, f"{self.name} rejected the goal"
         self._result = self.handle.get_result_async()
 
+    def done(self) -> bool:
+        """Whether the result has arrived (for tests that do other work while the goal runs)."""
+        return self._result.done()
+
     def result(self, timeout: float) -> tuple[int, Any]:
         """(GoalStatus code, result message)."""
         response = wait_for(self._result, timeout, "the action result")

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import math
-import os
-import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -18,8 +16,7 @@ from hgpo_msgs.srv import ResetScene
 
 from ros_nodes.waiting import call_service
 from sim.tabletop import make_task
-from tests.processes import Captured
-from tests.ros.conftest import REPO, Launched
+from tests.ros.conftest import Launched
 from tests.ros.helpers import DISCOVERY_S, ActionCall, wait_until
 
 TASK_TIMEOUT_S = 180.0
@@ -168,28 +165,6 @@ def test_cancel_and_preemption(graph: Launched, test_node) -> None:
     second.cancel()
     status, result = second.result(DISCOVERY_S)
     assert status == GoalStatus.STATUS_CANCELED and "canceled" in result.message
-
-
-@pytest.fixture
-def start_node(ros_env: dict[str, str]) -> Iterator[Callable[..., Captured]]:
-    """Single nodes started straight from their installed executables, in a namespace of a test's own."""
-    started: list[Captured] = []
-
-    def start(executable: str, namespace: str, *params: str) -> Captured:
-        args = [
-            os.path.join(sys.prefix, "lib", "hgpo", executable),
-            "--ros-args",
-            "-r",
-            f"__ns:=/{namespace}",
-        ]
-        for param in params:
-            args += ["-p", param]
-        started.append(Captured(args, cwd=REPO, env=ros_env))
-        return started[-1]
-
-    yield start
-    for proc in started:
-        proc.stop(timeout=20)
 
 
 def test_controller_reports_a_lost_bridge(start_node, test_node) -> None:

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import itertools
-import os
-import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -14,7 +12,6 @@ from hgpo_msgs.action import ExecuteSubgoal
 from hgpo_msgs.msg import Subgoal
 
 from tests.processes import Captured
-from tests.ros.conftest import REPO
 from tests.ros.helpers import DISCOVERY_S, ActionCall, wait_until
 from tests.ros.test_graph import reset
 from tests.skill_policy_files import write_policy_folder
@@ -28,20 +25,13 @@ def policy_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def node(ros_env: dict[str, str]) -> Iterator[Callable[..., Captured]]:
+def node(start_node: Callable[..., Captured]) -> Callable[..., Captured]:
     """Nodes started from their installed executables in a namespace of this module's own."""
-    started: list[Captured] = []
 
     def start(executable: str, *params: str) -> Captured:
-        args = [os.path.join(sys.prefix, "lib", "hgpo", executable), "--ros-args", "-r", "__ns:=/onnx"]
-        for param in params:
-            args += ["-p", param]
-        started.append(Captured(args, cwd=REPO, env=ros_env))
-        return started[-1]
+        return start_node(executable, "onnx", *params)
 
-    yield start
-    for proc in started:
-        proc.stop(timeout=20)
+    return start
 
 
 def test_onnx_controller_executes_a_subgoal_over_dds(node, test_node, policy_dir: Path) -> None:
