@@ -91,7 +91,9 @@ def source_rows(source: Mapping[str, Any], columns: Sequence[Mapping[str, Any]],
         if isinstance(found, Mapping):
             entries = list(found.items())
         else:
-            entries = [(entry.get(source["key"]) if "key" in source else i, entry) for i, entry in enumerate(found)]
+            entries = [
+                (entry.get(source["key"]) if "key" in source else i, entry) for i, entry in enumerate(found)
+            ]
     return [
         Row(
             source["label"].format(key=key),
@@ -124,8 +126,11 @@ def render(spec: Mapping[str, Any], repo: Path = REPO) -> str:
         for table in section.get("tables", ()):
             lines += [*render_table(table, repo), ""]
         history = section["history"]
-        lines += [f"Figures measured by hand, with their commands, and their history: "
-                  f"[history.md](history.md#{history}).", ""]
+        lines += [
+            f"Figures measured by hand, with their commands, and their history: "
+            f"[history.md](history.md#{history}).",
+            "",
+        ]
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -34,7 +34,8 @@ def main(argv: list[str]) -> int:
     os.environ.setdefault("MUJOCO_GL", "egl")  # headless rendering; must be set before mujoco is imported
     from policies.control import make_skill_policy
     from policies.evaluation import run_episode
-    from policies.planning import StepRecord, format_step, make_planner
+    from policies.planning import StepRecord, format_step
+    from policies.worlds import make_planner
     from sim.tabletop import Subgoal, TabletopWorld, WorldConfig, make_task
     from sim.tabletop.recording import RecordingWorld
 

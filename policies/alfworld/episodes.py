@@ -9,8 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from policies.alfworld.domain import AlfworldDomain, AlfworldView
 from policies.planning import Decision, LoopConfig, Planner, StepRecord, run_closed_loop
-from policies.planning.alfworld_domain import AlfworldDomain, AlfworldView
 from policies.planning.domain import Subgoal, valid_now
 from policies.planning.prompting import PromptBuilder
 from sim.alfworld import GameEntry, TextEnv, TextObservation, TextSubgoal, execute_subgoal

@@ -11,7 +11,7 @@ from typing import Any
 from policies.planning.decisions import Decision, DecisionLog
 from policies.planning.parsing import format_subgoal
 from policies.planning.planner import ObsT, Planner, PlannerError, PlanningContext, StepRecord, TaskGoal
-from sim.tabletop import Subgoal
+from sim.subgoal import Subgoal
 
 
 @dataclass(frozen=True)

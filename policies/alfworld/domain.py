@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from policies.planning.domain import SkillParam, SkillSpec, Subgoal
 from policies.planning.planner import StepRecord
@@ -46,7 +47,7 @@ def _without_task(text: str) -> str:
 
 class AlfworldDomain:
     name = "alfworld"
-    prompt = "alfworld"
+    prompt = Path(__file__).with_name("prompts") / "alfworld"
 
     def skills(self) -> Sequence[SkillSpec]:
         return tuple(
