@@ -36,7 +36,7 @@ def _subgoal(command: str) -> Subgoal:
     subgoal = subgoal_for_command(command)
     if subgoal is None:
         raise PlannerError(f"the planner expert's command {command!r} is outside the skill vocabulary")
-    return Subgoal(subgoal.skill, subgoal.args)
+    return subgoal
 
 
 class ExpertAlfworldPlanner:
