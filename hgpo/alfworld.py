@@ -125,8 +125,8 @@ def _games(args: argparse.Namespace, parser: argparse.ArgumentParser) -> list:
 
 def _planner(name: str, llm: LLMConfig | None, parser: argparse.ArgumentParser) -> Planner | None:
     """The named alfworld planner; a bad name is a usage error, a model that cannot load is reported, None."""
-    from policies.planning import make_planner
     from policies.planning.backends import ModelError
+    from policies.worlds import make_planner
 
     try:
         return make_planner(name, llm, domain="alfworld")
@@ -269,9 +269,9 @@ def demos_main(argv: list[str]) -> int:
         parser.error("--drop-search-order needs --learner: it compares what the learner and expert choose")
     from tqdm import tqdm
 
+    from policies.alfworld.domain import AlfworldDomain
     from policies.alfworld.episodes import demo_record, run_episode
     from policies.alfworld.planners import search_order_only
-    from policies.planning.alfworld_domain import AlfworldDomain
     from policies.planning.dagger import ExpertLabelledPlanner
     from policies.planning.prompting import PromptBuilder
     from sim.alfworld import AlfworldTextEnv

@@ -135,8 +135,9 @@ def main(argv: list[str]) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     from policies.evaluation import run_episode
-    from policies.planning import DecisionLog, LoopConfig, PlannerError, make_planner
+    from policies.planning import DecisionLog, LoopConfig, PlannerError
     from policies.planning.backends import ModelError
+    from policies.worlds import make_planner
     from sim.tabletop import SKILLS, TabletopWorld, UnknownTaskError, WorldConfig, make_task, task_names
 
     hold = args.physics_rate / args.control_rate if args.control_rate > 0 else 0.0

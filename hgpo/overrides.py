@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml  # type: ignore[import-untyped]
 
-from policies.config_mapping import nest
+from sim.config_mapping import nest
 
 
 def add_set_argument(parser: argparse.ArgumentParser, what: str, example: str) -> None:

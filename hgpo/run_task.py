@@ -52,8 +52,9 @@ def main(argv: list[str]) -> int:
         parser.error("rates must be positive, and the control rate must divide the physics rate")
     os.environ.setdefault("MUJOCO_GL", "egl")  # headless rendering; must be set before mujoco is imported
     from policies.evaluation import run_episode
-    from policies.planning import format_step, make_planner
+    from policies.planning import format_step
     from policies.planning.backends import ModelError
+    from policies.worlds import make_planner
     from sim.tabletop import TabletopWorld, WorldConfig, make_task
     from sim.tabletop.captions import GREEN, RED, WHITE, Caption
     from sim.tabletop.recording import RecordingWorld

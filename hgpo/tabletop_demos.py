@@ -42,8 +42,8 @@ def main(argv: list[str]) -> int:
     from tqdm import tqdm
 
     from policies.planner_training.demos import tabletop_demonstrations
-    from policies.planning import make_planner
     from policies.planning.backends import ModelError
+    from policies.worlds import make_planner
     from sim.tabletop import UnknownTaskError, task_names
 
     try:

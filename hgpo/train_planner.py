@@ -22,7 +22,7 @@ from typing import Any
 import yaml  # type: ignore[import-untyped]
 
 from hgpo.overrides import add_set_argument, parse_sets
-from policies.config_mapping import merge, nest
+from sim.config_mapping import merge, nest
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 
 from hgpo.bench.report import table
 from hgpo.overrides import add_set_argument, parse_sets
-from policies.config_mapping import merge
 from policies.skills.config import CONFIG_DIR, TrainConfig, load_config, with_overrides
 from policies.skills.runner import OffPolicyRunner
 from policies.stop_request import StopRequest
+from sim.config_mapping import merge
 
 if TYPE_CHECKING:
     from policies.skills.ppo_runner import PpoRunner

@@ -25,12 +25,12 @@ from sim.alfworld import (
     GameEntry,
     GameFileError,
     TextObservation,
-    TextSubgoal,
     admissible_subgoals,
     discover_games,
     execute_subgoal,
     official_split,
 )
+from sim.subgoal import Subgoal
 
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
@@ -119,7 +119,7 @@ class AlfworldBridge(Node):
 
     def _execute(self, goal_handle: ServerGoalHandle) -> ExecuteSubgoal.Result:
         request = goal_handle.request.subgoal
-        subgoal = TextSubgoal(request.skill, tuple(request.args))
+        subgoal = Subgoal(request.skill, tuple(request.args))
         outcome = execute_subgoal(self.env, self.observation, subgoal)
         if outcome.observation is not None:
             self.observation = outcome.observation

@@ -35,16 +35,9 @@ from rclpy.qos import DurabilityPolicy, QoSProfile
 from std_msgs.msg import String
 from unique_identifier_msgs.msg import UUID
 
-from policies.planning import (
-    DecisionLog,
-    LLMConfig,
-    LoopConfig,
-    StepRecord,
-    TaskGoal,
-    make_planner,
-    run_closed_loop,
-)
+from policies.planning import DecisionLog, LLMConfig, LoopConfig, StepRecord, TaskGoal, run_closed_loop
 from policies.planning.backends import ModelError
+from policies.worlds import make_planner
 from ros_nodes.conversions import clip
 from ros_nodes.estop import EmergencyStopError, EstopMonitor
 from ros_nodes.liveness import ClientHeartbeat

@@ -8,8 +8,8 @@ from hgpo_msgs.msg import TextObservation as TextObservationMsg
 from hgpo_msgs.srv import ResetScene
 from rclpy.qos import QoSProfile
 
+from policies.alfworld.domain import AlfworldView
 from policies.alfworld.episodes import GameGoal, game_ended, view_of
-from policies.planning.alfworld_domain import AlfworldView
 from policies.planning.domain import Subgoal
 from ros_nodes.alfworld_bridge import LATCHED
 from sim.alfworld import TextObservation

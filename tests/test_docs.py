@@ -88,3 +88,80 @@ def test_link_parsing_on_examples(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     assert relative_links(page) == [(1, "a.md"), (1, "../b.md"), (2, "i.png")]
+
+
+def headings(path: Path) -> set[str]:
+    """GitHub's anchors of a Markdown file's headings."""
+    from hgpo.docs_results import anchor
+
+    raw = path.read_text(encoding="utf-8").splitlines()
+    return {anchor(raw[n - 1].lstrip("#")) for n, line in prose_lines(path) if re.match(r"^#{1,6} ", line)}
+
+
+def test_anchored_links_point_to_existing_headings() -> None:
+    broken = []
+    for path in [README, *DOCS]:
+        for number, line in prose_lines(path):
+            for target in LINK.findall(line):
+                if "#" not in target or re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", target):
+                    continue
+                file, fragment = target.split("#", 1)
+                linked = (path.parent / file) if file else path
+                if linked.suffix == ".md" and fragment not in headings(linked):
+                    broken.append(f"{path.relative_to(REPO)}:{number}: {target}")
+    assert not broken, "links to headings that do not exist:\n" + "\n".join(broken)
+
+
+def test_results_page_is_what_its_spec_and_jsons_give() -> None:
+    from hgpo.docs_results import PAGE, load_spec, render
+
+    assert PAGE.read_text(encoding="utf-8") == render(load_spec()), (
+        "docs/results.md differs from docs/results.yaml and its JSON files: run `python -m hgpo.docs_results`"
+    )
+
+
+def test_every_results_figure_links_to_its_command_and_json() -> None:
+    page = REPO / "docs" / "results.md"
+    rows = [line for _, line in prose_lines(page) if line.startswith("| ") and not line.startswith("| what ")]
+    assert len(rows) >= 20, "docs/results.md has (almost) no figures"
+    raw = {number: line for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), start=1)}
+    for number, line in prose_lines(page):
+        if line not in rows:
+            continue
+        source = raw[number].rsplit("|", 2)[-2]
+        assert re.search(r"`(hgpo|make) [^`]+`", source), f"results.md:{number}: a figure without its command"
+        jsons = [t for t in LINK.findall(source) if t.endswith(".json")]
+        assert jsons and all((page.parent / t).is_file() for t in jsons), (
+            f"results.md:{number}: a figure without a link to the JSON file it came from"
+        )
+
+
+def test_results_renderer_on_a_small_spec(tmp_path: Path) -> None:
+    from hgpo.docs_results import render
+
+    (tmp_path / "run.json").write_text('{"success_rate": 0.5, "per": {"a": {"n": 1}, "b": {"n": 0}}}')
+    spec = {
+        "title": "T",
+        "intro": "I",
+        "sections": [
+            {
+                "title": "S",
+                "history": "s",
+                "tables": [
+                    {
+                        "caption": "C",
+                        "columns": [
+                            {"header": "success", "field": "success_rate", "format": "{:.2f}"},
+                            {"header": "per", "field": "per", "join": "{key} {n}", "where": "n"},
+                        ],
+                        "sources": [{"label": "L", "json": "run.json", "command": "hgpo x"}],
+                    }
+                ],
+            }
+        ],
+    }
+    page = render(spec, tmp_path)
+    assert "| L | 0.50 | a 1 | `hgpo x` → [`run.json`](../run.json) |" in page
+    bad = {**spec["sections"][0]["tables"][0], "columns": [{"header": "x", "field": "nope"}]}  # type: ignore[index]
+    with pytest.raises(ValueError, match="run.json: no field 'nope'"):
+        render({**spec, "sections": [{"title": "S", "history": "s", "tables": [bad]}]}, tmp_path)

@@ -8,6 +8,9 @@ from pathlib import Path
 
 from policies.planning.prompting import PROMPTS_DIR
 
+POLICIES = Path(__file__).parents[1] / "policies"
+WORLD_PROMPTS = (POLICIES / "tabletop" / "prompts", POLICIES / "alfworld" / "prompts")
+
 CHAT_TEMPLATE = (
     "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
     "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
@@ -18,7 +21,8 @@ def _corpus() -> list[str]:
     from sim.tabletop import SKILLS
     from sim.tabletop.model import BLOCKS, PLATES
 
-    texts = [path.read_text() for path in sorted(PROMPTS_DIR.glob("*.txt"))]
+    files = [path for folder in (PROMPTS_DIR, *WORLD_PROMPTS) for path in folder.glob("*.txt")]
+    texts = [path.read_text() for path in sorted(files, key=lambda path: path.name)]
     names = [*BLOCKS, *PLATES, *SKILLS, "done()", "(", ")", ", "]
     return texts + [" ".join(names)] * 20
 

@@ -19,12 +19,13 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from hgpo.bench.arguments import add_graph_arguments
 from hgpo.bench.graph import _stop, interval_stats
 from hgpo.bench.report import table, write_json
 from ros_nodes.local_graph import init_local_ros, local_graph_env
@@ -285,13 +286,10 @@ def main(argv: list[str]) -> int:
         default=default.command_interface,
         choices=["servo", "forward_velocity", "forward_position"],
     )
-    parser.add_argument(
-        "--json", type=Path, default=default.json, help="where to write the figures (%(default)s)"
-    )
-    parser.add_argument("--domain-id", type=int, default=default.domain_id, help="ROS domain for the graph")
+    add_graph_arguments(parser, default.json, default.domain_id)
     args = parser.parse_args(argv)
-    if args.trials < 1 or not 0 <= args.domain_id <= 101 or not all(r > 0 for r in args.rates):
-        parser.error("--trials must be at least 1, --rates positive and --domain-id within 0..101")
+    if args.trials < 1 or not all(r > 0 for r in args.rates):
+        parser.error("--trials must be at least 1 and --rates positive")
     config = BenchArmConfig(tuple(args.rates), args.trials, args.command_interface, args.domain_id, args.json)
     config.json.parent.mkdir(parents=True, exist_ok=True)
     results = []
@@ -338,7 +336,6 @@ def main(argv: list[str]) -> int:
             ],
         )
     )
-    record = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(config).items()}
-    write_json(config.json, "arm", record, {"rates": results})
+    write_json(config.json, "arm", config, {"rates": results})
     print(f"\nwrote {config.json}")
     return 0

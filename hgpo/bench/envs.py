@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import argparse
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from tqdm import tqdm
 
+from hgpo.bench.arguments import add_json_argument
 from hgpo.bench.report import table, write_json
 from sim.skill_env import BACKENDS, DEFAULT_RANDOMIZATION_FILE, RandomizationConfig, make_skill_env
 
@@ -80,9 +81,7 @@ def _parse(argv: list[str]) -> BenchEnvsConfig:
         "--seconds", type=float, default=default.seconds, help="wall time per configuration (%(default)s)"
     )
     parser.add_argument("--randomize", action="store_true", help="use the shipped randomization.yaml")
-    parser.add_argument(
-        "--json", type=Path, default=default.json, help="where to write the figures (%(default)s)"
-    )
+    add_json_argument(parser, default.json)
     args = parser.parse_args(argv)
     known = BACKENDS[args.backend].skills
     for skill in args.skills:
@@ -118,7 +117,6 @@ def main(argv: list[str]) -> int:
             ],
         )
     )
-    record = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(config).items()}
-    write_json(config.json, "envs", record, {"cases": results})
+    write_json(config.json, "envs", config, {"cases": results})
     print(f"\nwrote {config.json}")
     return 0

@@ -17,12 +17,13 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from hgpo.bench.arguments import add_graph_arguments
 from hgpo.bench.report import table, write_json
 from ros_nodes.local_graph import init_local_ros, local_graph_env
 from sim.tabletop import TASKS
@@ -240,10 +241,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--seeds", type=int, default=default.seeds, help="seeds per task (default: %(default)s)"
     )
-    parser.add_argument(
-        "--json", type=Path, default=default.json, help="where to write the figures (%(default)s)"
-    )
-    parser.add_argument("--domain-id", type=int, default=default.domain_id, help="ROS domain for the graph")
+    add_graph_arguments(parser, default.json, default.domain_id)
     parser.add_argument(
         "--launch-args",
         nargs="+",
@@ -252,8 +250,8 @@ def main(argv: list[str]) -> int:
         help="extra arguments of sim.launch.xml, e.g. record:=true to measure the recorder's cost",
     )
     args = parser.parse_args(argv)
-    if args.seeds < 1 or not 0 <= args.domain_id <= 101:
-        parser.error("--seeds must be at least 1 and --domain-id within 0..101")
+    if args.seeds < 1:
+        parser.error("--seeds must be at least 1")
     config = BenchGraphConfig(
         tasks=tuple(args.tasks),
         seeds=args.seeds,
@@ -324,7 +322,6 @@ def main(argv: list[str]) -> int:
             [[name, use["idle"], use["tasks"]] for name, use in results["cpu_percent"].items()],
         )
     )
-    record = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(config).items()}
-    write_json(config.json, "graph", record, results)
+    write_json(config.json, "graph", config, results)
     print(f"\nwrote {config.json}")
     return 0 if all(e["success"] for e in episodes) else 1

@@ -22,7 +22,7 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
+from hgpo.bench.arguments import add_json_argument
 from hgpo.bench.report import table, write_json
 from policies.planner_training import rl
 from policies.planner_training.config import PlannerTrainConfig, RolloutSettings
@@ -279,9 +280,7 @@ def _parse(argv: list[str]) -> BenchPlannerConfig:
     )
     parser.add_argument("--threads", type=int, default=default.threads, help="torch threads (%(default)s)")
     parser.add_argument("--seed", type=int, default=default.seed)
-    parser.add_argument(
-        "--json", type=Path, default=default.json, help="where to write the figures (%(default)s)"
-    )
+    add_json_argument(parser, default.json)
     args = parser.parse_args(argv)
     if (
         min(args.batches) < 1
@@ -313,6 +312,38 @@ def _parse(argv: list[str]) -> BenchPlannerConfig:
     )
 
 
+# Table header -> the result field under it, for each of the three tables `main` prints.
+DECISION_COLUMNS = {
+    "weights": "weights",
+    "n": "decisions",
+    "p50 ms": "latency_ms_p50",
+    "p95 ms": "latency_ms_p95",
+    "template": "render_ms_mean",
+    "tokenize": "tokenize_ms_mean",
+    "prefill": "prefill_ms_mean",
+    "later passes": "decode_ms_mean",
+    "decoder": "choose_ms_mean",
+    "prompt tok": "prompt_tokens_mean",
+    "reused tok": "reused_tokens_mean",
+    "passes": "forwards_mean",
+    "answer tok": "generated_tokens_mean",
+    "same answers": "same_answers",
+}
+ROLLOUT_COLUMNS = {
+    "episodes": "episodes",
+    "decisions": "decisions",
+    "s": "seconds",
+    "episodes/s": "episodes_per_s",
+    "decisions/s": "decisions_per_s",
+    "generated tokens/s": "generated_tokens_per_s",
+}
+UPDATE_COLUMNS = {"examples": "examples", "tokens": "tokens", "s": "seconds", "tokens/s": "tokens_per_s"}
+
+
+def _rows(records: Sequence[dict[str, Any]], first: str, columns: dict[str, str]) -> list[list[Any]]:
+    return [[record[first], *(record[key] for key in columns.values())] for record in records]
+
+
 def main(argv: list[str]) -> int:
     config = _parse(argv)
     try:
@@ -324,83 +355,23 @@ def main(argv: list[str]) -> int:
         f"\nplanner training throughput: {config.model} + {results['adapter'] or 'no adapter'}, "
         f"{config.threads} torch thread(s), {results['played']}"
     )
-    print(
-        table(
-            [
-                "decisions (greedy)",
-                "weights",
-                "n",
-                "p50 ms",
-                "p95 ms",
-                "template",
-                "tokenize",
-                "prefill",
-                "later passes",
-                "decoder",
-                "prompt tok",
-                "reused tok",
-                "passes",
-                "answer tok",
-                "same answers",
-            ],
-            [
-                [
-                    d["decoding"],
-                    d["weights"],
-                    d["decisions"],
-                    d["latency_ms_p50"],
-                    d["latency_ms_p95"],
-                    d["render_ms_mean"],
-                    d["tokenize_ms_mean"],
-                    d["prefill_ms_mean"],
-                    d["decode_ms_mean"],
-                    d["choose_ms_mean"],
-                    d["prompt_tokens_mean"],
-                    d["reused_tokens_mean"],
-                    d["forwards_mean"],
-                    d["generated_tokens_mean"],
-                    d["same_answers"],
-                ]
-                for d in results["decisions"]
-            ],
-        )
-    )
+    decision_rows = _rows(results["decisions"], "decoding", DECISION_COLUMNS)
+    print(table(["decisions (greedy)", *DECISION_COLUMNS], decision_rows))
     print("(time columns: mean ms a decision; later passes: forward passes after the prefill)\n")
-    print(
-        table(
-            ["rollouts", "episodes", "decisions", "s", "episodes/s", "decisions/s", "generated tokens/s"],
-            [
-                [
-                    f"{r['dtype']}, {r['decoding']}, batch {r['batch']}",
-                    r["episodes"],
-                    r["decisions"],
-                    r["seconds"],
-                    r["episodes_per_s"],
-                    r["decisions_per_s"],
-                    r["generated_tokens_per_s"],
-                ]
-                for r in results["rollouts"]
-            ],
-        )
-    )
+    rollout_rows = [
+        {**r, "case": f"{r['dtype']}, {r['decoding']}, batch {r['batch']}"} for r in results["rollouts"]
+    ]
+    print(table(["rollouts", *ROLLOUT_COLUMNS], _rows(rollout_rows, "case", ROLLOUT_COLUMNS)))
     print()
-    print(
-        table(
-            ["update (forward + backward)", "examples", "tokens", "s", "tokens/s"],
-            [
-                [
-                    f"{u['dtype']}, "
-                    + ("shared prefix once" if u["shared_prefix"] else "every prompt whole"),
-                    u["examples"],
-                    u["tokens"],
-                    u["seconds"],
-                    u["tokens_per_s"],
-                ]
-                for u in results["updates"]
-            ],
-        )
-    )
-    record = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(config).items()}
-    write_json(config.json, "planner", record, results)
+    update_rows = [
+        {
+            **u,
+            "case": f"{u['dtype']}, "
+            + ("shared prefix once" if u["shared_prefix"] else "every prompt whole"),
+        }
+        for u in results["updates"]
+    ]
+    print(table(["update (forward + backward)", *UPDATE_COLUMNS], _rows(update_rows, "case", UPDATE_COLUMNS)))
+    write_json(config.json, "planner", config, results)
     print(f"\nwrote {config.json}")
     return 0

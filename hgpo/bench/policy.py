@@ -17,7 +17,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -201,7 +201,6 @@ def main(argv: list[str]) -> int:
                 ],
             )
         )
-    record = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(config).items()}
-    write_json(config.json, "policy", record, results)
+    write_json(config.json, "policy", config, results)
     print(f"\nwrote {config.json}")
     return 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import platform
 import time
@@ -30,8 +31,11 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     return "\n".join(lines)
 
 
-def write_json(path: Path, name: str, config: dict[str, Any], results: dict[str, Any]) -> None:
-    """Results with what produced them: the benchmark's config and the machine."""
+def write_json(path: Path, name: str, config: Any, results: dict[str, Any]) -> None:
+    """Results with what produced them: the benchmark's config (its dataclass, paths written as text, or a
+    mapping) and the machine."""
+    if dataclasses.is_dataclass(config) and not isinstance(config, type):
+        config = {k: (str(v) if isinstance(v, Path) else v) for k, v in dataclasses.asdict(config).items()}
     path.parent.mkdir(parents=True, exist_ok=True)
     record = {
         "benchmark": name,

@@ -5,16 +5,17 @@ from __future__ import annotations
 
 import argparse
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from tqdm import tqdm
 
+from hgpo.bench.arguments import add_json_argument
 from hgpo.bench.report import table, write_json
 from policies.control import ExpertSkillPolicy
 from policies.evaluation import run_episode
-from policies.planning import ExpertPlannerBackend
+from policies.tabletop.planners import ExpertPlannerBackend
 from sim.tabletop import TASK_GROUPS, TASKS, TabletopWorld, WorldConfig, make_task
 
 
@@ -83,9 +84,7 @@ def _parse(argv: list[str]) -> BenchSimConfig:
         metavar="TASK",
         help=f"tasks to run (default: {', '.join(default.tasks)})",
     )
-    parser.add_argument(
-        "--json", type=Path, default=default.json, help="where to write the figures (%(default)s)"
-    )
+    add_json_argument(parser, default.json)
     args = parser.parse_args(argv)
     if args.episodes < 1:
         parser.error("--episodes must be at least 1")
@@ -125,7 +124,6 @@ def main(argv: list[str]) -> int:
             [[r["control_dt"], r["real_time_factor"], r["steps_per_s"]] for r in rtf],
         )
     )
-    config_record = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(config).items()}
-    write_json(config.json, "sim", config_record, {"experts": experts, "world_step": rtf})
+    write_json(config.json, "sim", config, {"experts": experts, "world_step": rtf})
     print(f"\nwrote {config.json}")
     return 0 if all(r["success_rate"] == 1.0 for r in experts.values()) else 1

@@ -1,2 +1,2 @@
-"""ALFWorld planning without ROS: the expert planner of the `alfworld` domain, games played in-process
-through the project's closed loop, and per-type evaluation."""
+"""ALFWorld planning without ROS: the `alfworld` planning domain and its prompt templates, the expert and
+searcher planners, games played in-process through the project's closed loop, and per-type evaluation."""

@@ -9,11 +9,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from policies.alfworld.domain import AlfworldDomain, AlfworldView
 from policies.planning import Decision, LoopConfig, Planner, StepRecord, run_closed_loop
-from policies.planning.alfworld_domain import AlfworldDomain, AlfworldView
 from policies.planning.domain import Subgoal, valid_now
 from policies.planning.prompting import PromptBuilder
-from sim.alfworld import GameEntry, TextEnv, TextObservation, TextSubgoal, execute_subgoal
+from sim.alfworld import GameEntry, TextEnv, TextObservation, execute_subgoal
 
 
 class GameGoal:
@@ -92,7 +92,7 @@ def run_episode(
         return seen[0]
 
     def execute(subgoal: Subgoal) -> StepRecord:
-        outcome = execute_subgoal(env, current["observation"], TextSubgoal(subgoal.skill, subgoal.args))
+        outcome = execute_subgoal(env, current["observation"], subgoal)
         if outcome.observation is not None:
             current["observation"] = outcome.observation
         history.append(StepRecord(subgoal, outcome.success, outcome.message))

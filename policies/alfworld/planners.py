@@ -1,5 +1,5 @@
 """ALFWorld planners behind the project's `Planner` protocol, on the `alfworld` planning domain's observation
-(`AlfworldView`), registered under the `alfworld` domain in `policies.planning.registry`.
+(`AlfworldView`), registered under the `alfworld` world in `policies.worlds`.
 
 `expert` maps the first command of ALFWorld's planner expert (Fast Downward on the game's PDDL, replanned
 from the current state) onto the subgoal vocabulary: the oracle for generated games. `searcher` is that
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from policies.planning.alfworld_domain import AlfworldView, holding
+from policies.alfworld.domain import AlfworldView, holding
 from policies.planning.decisions import DecisionTrace
 from policies.planning.domain import Subgoal
 from policies.planning.planner import PlannerError, PlanningContext, StepRecord
@@ -36,7 +36,7 @@ def _subgoal(command: str) -> Subgoal:
     subgoal = subgoal_for_command(command)
     if subgoal is None:
         raise PlannerError(f"the planner expert's command {command!r} is outside the skill vocabulary")
-    return Subgoal(subgoal.skill, subgoal.args)
+    return subgoal
 
 
 class ExpertAlfworldPlanner:

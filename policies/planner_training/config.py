@@ -7,13 +7,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from policies.config_mapping import build_dataclass, config_to_dict
 from policies.planner_training.advantages import ESTIMATORS
 from policies.planning.llm_config import DEFAULT_MODEL, DTYPES
+from policies.worlds import WORLDS
+from sim.config_mapping import build_dataclass, config_to_dict
 
 CONFIG_DIR = Path(__file__).parent / "config"
 ALGORITHMS = ("bc", "grpo", "gigpo", "hgpo", "dpo")
-DOMAINS = ("tabletop", "alfworld")
 SPLITS = ("decision", "episode")
 DOMAIN_BUDGETS = {"tabletop": 10, "alfworld": 50}
 """Subgoals an episode may take by default: ALFWorld games get the 50 commands `hgpo alfworld eval` and
@@ -200,8 +200,7 @@ class PlannerTrainConfig:
     def __post_init__(self) -> None:
         if self.algo not in ALGORITHMS:
             raise ValueError(f"unknown algorithm {self.algo!r}; known: {', '.join(ALGORITHMS)}")
-        if self.domain not in DOMAINS:
-            raise ValueError(f"unknown domain {self.domain!r}; known: {', '.join(DOMAINS)}")
+        WORLDS.world(self.domain)  # an unknown name raises, listing the known ones
         if self.algo in ESTIMATORS and self.rl.group_size < 2:
             raise ValueError("rl.group_size must be >= 2: advantages are relative within a group")
         if self.dtype not in DTYPES:

@@ -9,17 +9,12 @@ from typing import Any
 
 from policies.control import ExpertSkillPolicy, SkillPolicy
 from policies.evaluation import run_episode
-from policies.planning import (
-    ExpertPlannerBackend,
-    LoopConfig,
-    Planner,
-    StepRecord,
-    TabletopDomain,
-    format_subgoal,
-)
+from policies.planning import LoopConfig, Planner, StepRecord, format_subgoal
 from policies.planning.dagger import ExpertLabelledPlanner
 from policies.planning.domain import valid_now
 from policies.planning.prompting import PromptBuilder
+from policies.tabletop.domain import TabletopDomain
+from policies.tabletop.planners import ExpertPlannerBackend
 from sim.tabletop import SceneState, Subgoal, TabletopWorld, Task, WorldConfig, make_task
 from sim.tabletop.phrasing import Split
 

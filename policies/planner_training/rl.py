@@ -27,8 +27,9 @@ from policies.planner_training.config import PlannerTrainConfig, RewardWeights, 
 from policies.planner_training.data import Example, encode_text
 from policies.planner_training.model import Policy, token_logprobs
 from policies.planner_training.rollouts import Arena, Episode, StepData, episode_steps, play_episodes
-from policies.planning import LLMConfig, LLMPlanner, make_domain
+from policies.planning import LLMConfig, LLMPlanner
 from policies.planning.backends.transformers_lm import TransformersModel
+from policies.worlds import make_domain
 
 
 def play(

@@ -1,36 +1,31 @@
-"""Task planners that emit the next subgoal, and the closed loop that runs them.
+"""Task planners that emit the next subgoal, and the closed loop that runs them; no world lives here.
 
-`domain.py` is the contract between the LLM planner and a world (see its docstring to add one).
+`domain.py` is the contract between the LLM planner and a world (see its docstring to add one);
+`registry.py` holds worlds by name, and `policies/worlds.py` registers the project's.
 """
 
 from policies.planning.closed_loop import EventHook, LoopConfig, TaskOutcome, format_step, run_closed_loop
 from policies.planning.decisions import Attempt, Decision, DecisionLog, DecisionTrace, Message
 from policies.planning.domain import PlanningDomain, SkillParam, SkillSpec
-from policies.planning.domains import DOMAINS, make_domain
 from policies.planning.llm_config import LLMConfig
 from policies.planning.llm_planner import LLMPlanner
 from policies.planning.parsing import DONE, ParseError, format_subgoal, parse_subgoal
 from policies.planning.planner import (
-    ExpertPlannerBackend,
     Planner,
     PlannerError,
     PlanningContext,
     StepRecord,
     TaskGoal,
 )
-from policies.planning.registry import PLANNERS, make_planner
-from policies.planning.tabletop_domain import TabletopDomain
+from policies.planning.registry import PlannerFactory, World, WorldRegistry, llm_planner
 
 __all__ = [
-    "DOMAINS",
     "DONE",
-    "PLANNERS",
     "Attempt",
     "Decision",
     "DecisionLog",
     "DecisionTrace",
     "EventHook",
-    "ExpertPlannerBackend",
     "LLMConfig",
     "LLMPlanner",
     "LoopConfig",
@@ -38,18 +33,19 @@ __all__ = [
     "ParseError",
     "Planner",
     "PlannerError",
+    "PlannerFactory",
     "PlanningContext",
     "PlanningDomain",
     "SkillParam",
     "SkillSpec",
     "StepRecord",
-    "TabletopDomain",
     "TaskGoal",
     "TaskOutcome",
+    "World",
+    "WorldRegistry",
     "format_step",
     "format_subgoal",
-    "make_domain",
-    "make_planner",
+    "llm_planner",
     "parse_subgoal",
     "run_closed_loop",
 ]

@@ -11,14 +11,19 @@ from typing import Any
 from policies.planning.decisions import Decision, DecisionLog
 from policies.planning.parsing import format_subgoal
 from policies.planning.planner import ObsT, Planner, PlannerError, PlanningContext, StepRecord, TaskGoal
-from sim.tabletop import Subgoal
+from sim.subgoal import Subgoal
 
 
 @dataclass(frozen=True)
 class LoopConfig:
-    max_subgoals: int = 20  # stop and fail after this many executed subgoals
-    max_repeated_failures: int = 2  # the same subgoal failing this many times in a row is a loop: abort
-    max_repeats: int = 3  # the same subgoal executed this many times in a row, whatever came of it: a loop
+    """When the closed loop gives up on a task."""
+
+    max_subgoals: int = 20
+    """Stop and fail after this many executed subgoals."""
+    max_repeated_failures: int = 2
+    """The same subgoal failing this many times in a row is a loop: abort."""
+    max_repeats: int = 3
+    """The same subgoal executed this many times in a row, whatever came of it: a loop."""
 
 
 @dataclass

@@ -1,8 +1,9 @@
 """What the LLM planner needs from a world: its skill vocabulary, its observation as text, and the finite set
 of subgoals that are valid right now.
 
-A world becomes plannable by an LLM by implementing `PlanningDomain` for its observation type and
-registering it in `DOMAINS` (policies/planning/domains.py). The planner never looks inside an observation:
+A world becomes plannable by an LLM by implementing `PlanningDomain` for its observation type in its own
+package (policies/tabletop/, policies/alfworld/) and registering it as a `World`
+(policies/planning/registry.py) in policies/worlds.py. The planner never looks inside an observation:
 
 - `skills()`: the vocabulary, each skill with its typed parameters; shown to the model in the prompt.
 - `render_observation(obs)`: the observation as text for the prompt (a scene listing, a text game's
@@ -23,8 +24,9 @@ registering it in `DOMAINS` (policies/planning/domains.py). The planner never lo
   going back to a receptacle seen since the last change, undoing a put the task asks for, taking an object
   it does not name), or None. `valid_now` drops these from the valid set, so a model that sees only the
   last k steps cannot walk in circles or wander off the task.
-- `prompt`: the stem of the prompt templates in policies/planning/prompts/ (`<prompt>.system.txt`,
-  `<prompt>.user.txt`), so each world words its role and rules itself.
+- `prompt`: the path stem of the world's prompt templates, beside its domain (`<prompt>.system.txt`,
+  `<prompt>.user.txt`, e.g. policies/tabletop/prompts/tabletop), so each world words its role and rules
+  itself.
 
 Subgoals are `Subgoal(skill, args)`: text form `skill(arg, ...)`, one line; a skill is an identifier and an
 argument is made of ASCII letters, digits, `_`, `-`, `.` and inner spaces (`goto(countertop 1)` is fine).
@@ -33,7 +35,7 @@ place that knows the syntax; `is_well_formed` there checks a domain's subgoals a
 
 Using the planner with a domain (any backend, in-process or in a node):
 
-    planner = LLMPlanner(make_domain("tabletop"), load_model(LLMConfig()), LLMConfig())
+    planner = make_planner("llm", LLMConfig(), domain="tabletop")  # policies.worlds
     outcome = run_closed_loop(planner, instruction, observe, execute, task=task, log=DecisionLog(path))
 
 `observe()` returns the domain's observation (it becomes `PlanningContext.state`), `execute(subgoal)` returns
@@ -44,10 +46,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol, TypeVar
 
 from policies.planning.planner import StepRecord
-from sim.tabletop.skills import Subgoal
+from sim.subgoal import Subgoal
 
 ObsT = TypeVar("ObsT")
 ObsT_contra = TypeVar("ObsT_contra", contravariant=True)
@@ -82,7 +85,7 @@ class PlanningDomain(Protocol[ObsT_contra]):
     """A world as the LLM planner sees it (see the module docstring for the contract)."""
 
     name: str
-    prompt: str
+    prompt: Path
 
     def skills(self) -> Sequence[SkillSpec]:
         """The skill vocabulary, in the order the prompt lists it."""

@@ -8,15 +8,14 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from policies.planning.backends import LanguageModel, ModelError, load_model
+from policies.planning.backends import LanguageModel, ModelError
 from policies.planning.decisions import Attempt, DecisionTrace
 from policies.planning.domain import PlanningDomain, valid_now
-from policies.planning.domains import make_domain
 from policies.planning.llm_config import LLMConfig
 from policies.planning.parsing import DONE, format_subgoal, validate_output
 from policies.planning.planner import PlannerError, PlanningContext
 from policies.planning.prompting import PromptBuilder
-from sim.tabletop import Subgoal
+from sim.subgoal import Subgoal
 
 
 class LLMPlanner:
@@ -30,11 +29,6 @@ class LLMPlanner:
         self.config = config
         self.prompts = PromptBuilder.for_domain(domain, config.history_k)
         self.last_trace: DecisionTrace | None = None
-
-    @classmethod
-    def from_config(cls, config: LLMConfig) -> LLMPlanner:
-        """Load the domain and the model once (ModelError or ValueError saying what to do if they fail)."""
-        return cls(make_domain(config.domain), load_model(config), config)
 
     @property
     def constrained(self) -> bool:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
 from policies.planning.decisions import DecisionTrace
-from sim.tabletop import ExpertPlanner, SceneState, Subgoal, Task
+from sim.subgoal import Subgoal
 
 ObsT = TypeVar("ObsT")
 ObsT_contra = TypeVar("ObsT_contra", contravariant=True)
@@ -49,21 +49,3 @@ class Planner(Protocol):
     last_trace: DecisionTrace | None  # what a model-based planner saw and said in its last decision
 
     def next_subgoal(self, context: PlanningContext[Any]) -> Subgoal | None: ...
-
-
-class ExpertPlannerBackend:
-    """The scripted task decomposition of `sim.tabletop`, the reference planner; it needs the task's goals."""
-
-    name = "expert"
-    last_trace: DecisionTrace | None = None
-
-    def __init__(self) -> None:
-        self._decomposer = ExpertPlanner()
-
-    def next_subgoal(self, context: PlanningContext[SceneState]) -> Subgoal | None:
-        if not isinstance(context.task, Task):
-            raise PlannerError(
-                f"the expert planner needs a known task, and {context.instruction!r} is not one; "
-                "reset the scene with a task name or phrase the instruction as a task's instruction"
-            )
-        return self._decomposer.next_subgoal(context.task, context.state)

@@ -1,6 +1,6 @@
-"""Prompts from template files: `prompts/<domain.prompt>.system.txt` and `.user.txt` (placeholders
-`$skills`, `$observation`, `$progress`, `$instruction`, `$history`, `$k`) and the domain-neutral
-`prompts/reask.txt` (`$error`). Rendering is pure: the same context always gives the same messages."""
+"""Prompts from template files: each world's `<domain.prompt>.system.txt` and `.user.txt` beside its domain
+(placeholders `$skills`, `$observation`, `$progress`, `$instruction`, `$history`, `$k`) and the domain-neutral
+`prompts/reask.txt` here (`$error`). Rendering is pure: the same context always gives the same messages."""
 
 from __future__ import annotations
 
@@ -57,8 +57,8 @@ class PromptBuilder:
     @classmethod
     def for_domain(cls, domain: PlanningDomain[Any], history_k: int = 4) -> PromptBuilder:
         return cls(
-            system=_load(PROMPTS_DIR / f"{domain.prompt}.system.txt"),
-            user=_load(PROMPTS_DIR / f"{domain.prompt}.user.txt"),
+            system=_load(domain.prompt.with_name(f"{domain.prompt.name}.system.txt")),
+            user=_load(domain.prompt.with_name(f"{domain.prompt.name}.user.txt")),
             reask=_load(PROMPTS_DIR / "reask.txt"),
             history_k=history_k,
         )

@@ -12,9 +12,9 @@ from typing import Any
 
 import yaml  # type: ignore[import-untyped]  # no stubs pinned
 
-from policies.config_mapping import build_dataclass, config_to_dict, merge
 from policies.skills.ppo_config import PpoConfig
 from policies.skills.sac import SacConfig
+from sim.config_mapping import build_dataclass, config_to_dict, merge
 from sim.skill_env.randomization import RandomizationConfig
 
 CONFIG_DIR = Path(__file__).parent / "config"

@@ -16,26 +16,13 @@ from dataclasses import dataclass
 
 from sim.alfworld.contract import TextEnv, TextObservation
 from sim.alfworld.grammar import GRAMMARS
+from sim.subgoal import Subgoal
 
 NOTHING_HAPPENS = "Nothing happens."
 
 
 class TextSkillError(ValueError):
     """A subgoal that cannot become a command now: unknown skill, wrong arguments, or not admissible."""
-
-
-@dataclass(frozen=True)
-class TextSubgoal:
-    """A skill applied to names as the game shows them, e.g. take(mug 1, desk 1)."""
-
-    skill: str
-    args: tuple[str, ...] = ()
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "args", tuple(self.args))
-
-    def __str__(self) -> str:
-        return f"{self.skill}({', '.join(self.args)})"
 
 
 @dataclass(frozen=True)
@@ -92,8 +79,8 @@ _PATTERNS = [(skill, pattern) for skill in TEXT_SKILLS.values() for pattern in s
 _SUBGOAL = re.compile(r"^\s*([a-z_]+)\s*\((.*)\)\s*$")
 
 
-def parse_subgoal(text: str) -> TextSubgoal:
-    """'take(mug 1, desk 1)' -> TextSubgoal; a TextSkillError that says what is wrong otherwise."""
+def parse_subgoal(text: str) -> Subgoal:
+    """'take(mug 1, desk 1)' -> Subgoal; a TextSkillError that says what is wrong otherwise."""
     match = _SUBGOAL.match(text)
     if not match:
         raise TextSkillError(f"{text!r} is not a subgoal: write skill(arg, ...), e.g. go_to(cabinet 1)")
@@ -102,12 +89,12 @@ def parse_subgoal(text: str) -> TextSubgoal:
         raise TextSkillError(
             f"{text!r}: unbalanced parentheses; write skill(arg, ...), e.g. go_to(cabinet 1)"
         )
-    subgoal = TextSubgoal(match.group(1), args)
+    subgoal = Subgoal(match.group(1), args)
     _skill(subgoal)
     return subgoal
 
 
-def _skill(subgoal: TextSubgoal) -> TextSkill:
+def _skill(subgoal: Subgoal) -> TextSkill:
     skill = TEXT_SKILLS.get(subgoal.skill)
     if skill is None:
         raise TextSkillError(f"unknown skill {subgoal.skill!r}; known: {', '.join(TEXT_SKILLS)}")
@@ -119,21 +106,21 @@ def _skill(subgoal: TextSubgoal) -> TextSkill:
     return skill
 
 
-def subgoal_for_command(command: str) -> TextSubgoal | None:
+def subgoal_for_command(command: str) -> Subgoal | None:
     """The subgoal a command carries out, or None for commands outside the vocabulary (look, inventory)."""
     for skill, pattern in _PATTERNS:
         match = pattern.match(command.strip())
         if match:
-            return TextSubgoal(skill.name, tuple(match.group(p) for p in skill.params))
+            return Subgoal(skill.name, tuple(match.group(p) for p in skill.params))
     return None
 
 
-def admissible_subgoals(commands: tuple[str, ...] | list[str]) -> list[TextSubgoal]:
+def admissible_subgoals(commands: tuple[str, ...] | list[str]) -> list[Subgoal]:
     """The valid subgoals now, in the game's command order: the finite set a planner may choose from."""
     return [s for s in map(subgoal_for_command, commands) if s is not None]
 
 
-def command_for(subgoal: TextSubgoal, admissible: tuple[str, ...] | list[str]) -> str:
+def command_for(subgoal: Subgoal, admissible: tuple[str, ...] | list[str]) -> str:
     """The admissible command that carries out `subgoal`; TextSkillError (never a game step) otherwise."""
     commands = _skill(subgoal).commands(subgoal.args)
     command = next((c for c in commands if c in admissible), None)
@@ -157,7 +144,7 @@ class SkillOutcome:
     command: str = ""  # the command played, "" when none was
 
 
-def execute_subgoal(env: TextEnv, observation: TextObservation, subgoal: TextSubgoal) -> SkillOutcome:
+def execute_subgoal(env: TextEnv, observation: TextObservation, subgoal: Subgoal) -> SkillOutcome:
     """Play `subgoal` in `env`, whose current observation is `observation`; success is read from the
     game's answer. Never raises for a bad subgoal: that is a failed outcome without a game step."""
     if observation.done:

@@ -35,12 +35,13 @@ Reserved `info` keys (every backend writes all of them, each an array over the b
 
 from __future__ import annotations
 
-import dataclasses
 from abc import ABC, abstractmethod
 from collections.abc import Collection, Mapping
 from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
+
+from sim.config_mapping import build_dataclass
 
 GoalObservation = dict[str, np.ndarray]
 """Keys `observation`, `achieved_goal`, `desired_goal`; float32 arrays of shape (num_envs, dim)."""
@@ -82,12 +83,10 @@ def check_batch(backend: str, skill: str, known: Collection[str], num_envs: int)
 
 
 def config_from_options(backend: str, config_type: type[Config], options: Mapping[str, object]) -> Config:
-    """A backend's config dataclass from the registry's free-form options; unknown ones are named."""
-    known = [field.name for field in dataclasses.fields(config_type)]  # type: ignore[arg-type]
-    unknown = sorted(set(options) - set(known))
-    if unknown:
-        raise ValueError(f"unknown {backend} skill-env option(s) {unknown}; known: {', '.join(known)}")
-    return config_type(**options)
+    """A backend's config dataclass from the registry's free-form options, through the one strict loader
+    (an unknown option or a value of the wrong type is named)."""
+    config: Config = build_dataclass(config_type, dict(options), f"{backend} skill-env options")
+    return config
 
 
 class GoalVecEnv(ABC):
@@ -152,6 +151,35 @@ def time_outs(terminated: np.ndarray, truncated: np.ndarray) -> np.ndarray:
     """The reserved `time_outs` key: episodes cut by the time limit that did not also end for good, so that
     a trainer bootstrapping on it never bootstraps through a termination."""
     return np.asarray(truncated, dtype=bool) & ~np.asarray(terminated, dtype=bool)
+
+
+def step_info(
+    success: np.ndarray,
+    terminated: np.ndarray,
+    truncated: np.ndarray,
+    is_action_valid: np.ndarray,
+    final_observation: GoalObservation,
+    episode_return: np.ndarray,
+    episode_length: np.ndarray,
+) -> dict[str, Any]:
+    """A step's info with the reserved keys (see the module docstring), built once for every backend."""
+    return {
+        "success": success,
+        "time_outs": time_outs(terminated, truncated),
+        "is_action_valid": is_action_valid,
+        "final_observation": final_observation,
+        "episode_return": episode_return,
+        "episode_length": episode_length,
+    }
+
+
+def zero_observation(num_envs: int, obs_dim: int, goal_dim: int) -> GoalObservation:
+    """A batch's observation dict of float32 zeros, for a backend to fill row by row."""
+    return {
+        "observation": np.zeros((num_envs, obs_dim), dtype=np.float32),
+        "achieved_goal": np.zeros((num_envs, goal_dim), dtype=np.float32),
+        "desired_goal": np.zeros((num_envs, goal_dim), dtype=np.float32),
+    }
 
 
 def check_actions(actions: np.ndarray, num_envs: int, action_dim: int) -> tuple[np.ndarray, np.ndarray]:

@@ -20,7 +20,8 @@ from sim.skill_env.contract import (
     StepResult,
     check_actions,
     check_batch,
-    time_outs,
+    step_info,
+    zero_observation,
 )
 from sim.skill_env.randomization import RandomizationConfig
 
@@ -82,7 +83,7 @@ class FetchSkillEnv(GoalVecEnv):
         self.control_dt = float(first.unwrapped.dt)
         self.observation_layout = FETCH_REACH_LAYOUT if skill == "reach" else FETCH_OBJECT_LAYOUT
         self._seed: int | None = seed
-        self._obs = self._empty_observation()
+        self._obs = zero_observation(self.num_envs, self.obs_dim, self.goal_dim)
         self._returns = np.zeros(num_envs, dtype=np.float32)
         self._lengths = np.zeros(num_envs, dtype=np.int64)
 
@@ -110,7 +111,7 @@ class FetchSkillEnv(GoalVecEnv):
         truncated = np.zeros(n, dtype=bool)
         episode_return = np.zeros(n, dtype=np.float32)
         episode_length = np.zeros(n, dtype=np.int64)
-        final = self._empty_observation()
+        final = zero_observation(self.num_envs, self.obs_dim, self.goal_dim)
         for i, env in enumerate(self._envs):
             observation, reward[i], terminated[i], truncated[i], info = env.step(clean[i].astype(np.float32))
             success[i] = bool(info["is_success"])
@@ -123,28 +124,13 @@ class FetchSkillEnv(GoalVecEnv):
                 self._write(self._obs, i, env.reset()[0])
             else:
                 self._write(self._obs, i, observation)
-        info = {
-            "success": success,
-            "time_outs": time_outs(terminated, truncated),
-            "is_action_valid": valid,
-            "final_observation": final,
-            "episode_return": episode_return,
-            "episode_length": episode_length,
-        }
+        info = step_info(success, terminated, truncated, valid, final, episode_return, episode_length)
         observation = {key: value.copy() for key, value in self._obs.items()}
         return StepResult(observation, reward, terminated, truncated, info)
 
     def close(self) -> None:
         for env in self._envs:
             env.close()
-
-    def _empty_observation(self) -> GoalObservation:
-        n = self.num_envs
-        return {
-            "observation": np.zeros((n, self.obs_dim), dtype=np.float32),
-            "achieved_goal": np.zeros((n, self.goal_dim), dtype=np.float32),
-            "desired_goal": np.zeros((n, self.goal_dim), dtype=np.float32),
-        }
 
     @staticmethod
     def _write(target: GoalObservation, i: int, observation: Mapping[str, np.ndarray]) -> None:

@@ -29,7 +29,7 @@ from sim.skill_env.contract import (
     check_actions,
     check_batch,
     config_from_options,
-    time_outs,
+    step_info,
 )
 from sim.skill_env.observation import (
     GOAL_LAYOUT,
@@ -261,14 +261,7 @@ class IsaacGymSkillEnv(GoalVecEnv):
             self._reset_envs(np.flatnonzero(truncated))
             observation = self._observe()
         terminated = np.zeros(self.num_envs, dtype=bool)  # no tabletop skill ends an episode for good
-        info = {
-            "success": success,
-            "time_outs": time_outs(terminated, truncated),
-            "is_action_valid": valid,
-            "final_observation": final,
-            "episode_return": episode_return,
-            "episode_length": episode_length,
-        }
+        info = step_info(success, terminated, truncated, valid, final, episode_return, episode_length)
         return StepResult(observation, reward, terminated, truncated, info)
 
     def close(self) -> None:

@@ -25,7 +25,8 @@ from sim.skill_env.contract import (
     check_actions,
     check_batch,
     config_from_options,
-    time_outs,
+    step_info,
+    zero_observation,
 )
 from sim.skill_env.observation import GOAL_LAYOUT, OBSERVATION_LAYOUT, observe
 from sim.skill_env.randomization import (
@@ -181,7 +182,7 @@ class TabletopSkillEnv(GoalVecEnv):
         self._pool = ThreadPoolExecutor(self.num_threads) if self.num_threads > 1 else None
         self._chunks = np.array_split(np.arange(num_envs), self.num_threads)
         self._seed = seed
-        self._obs = self._empty_observation()
+        self._obs = zero_observation(self.num_envs, self.obs_dim, self.goal_dim)
         self.seed(seed)
 
     @property
@@ -213,7 +214,7 @@ class TabletopSkillEnv(GoalVecEnv):
         truncated = np.zeros(n, dtype=bool)
         episode_return = np.zeros(n, dtype=np.float32)
         episode_length = np.zeros(n, dtype=np.int64)
-        final = self._empty_observation()
+        final = zero_observation(self.num_envs, self.obs_dim, self.goal_dim)
 
         def step_chunk(indices: np.ndarray) -> None:
             for i in indices:
@@ -230,14 +231,7 @@ class TabletopSkillEnv(GoalVecEnv):
 
         self._run(step_chunk)
         terminated = np.zeros(self.num_envs, dtype=bool)  # no tabletop skill ends an episode for good
-        info = {
-            "success": success,
-            "time_outs": time_outs(terminated, truncated),
-            "is_action_valid": valid,
-            "final_observation": final,
-            "episode_return": episode_return,
-            "episode_length": episode_length,
-        }
+        info = step_info(success, terminated, truncated, valid, final, episode_return, episode_length)
         observation = {key: value.copy() for key, value in self._obs.items()}
         return StepResult(observation, reward, terminated, truncated, info)
 
@@ -271,14 +265,6 @@ class TabletopSkillEnv(GoalVecEnv):
             return
         for future in [self._pool.submit(work, chunk) for chunk in self._chunks]:
             future.result()
-
-    def _empty_observation(self) -> GoalObservation:
-        n = self.num_envs
-        return {
-            "observation": np.zeros((n, self.obs_dim), dtype=np.float32),
-            "achieved_goal": np.zeros((n, self.goal_dim), dtype=np.float32),
-            "desired_goal": np.zeros((n, self.goal_dim), dtype=np.float32),
-        }
 
     @staticmethod
     def _write(target: GoalObservation, i: int, values: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:

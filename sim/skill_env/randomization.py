@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import yaml  # type: ignore[import-untyped]  # no stubs pinned
 
+from sim.config_mapping import build_dataclass
 from sim.tabletop.state import ObjectState, SceneState
 
 DEFAULT_RANDOMIZATION_FILE = Path(__file__).with_name("randomization.yaml")
@@ -80,20 +81,10 @@ class RandomizationConfig:
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> RandomizationConfig:
-        """Build from a mapping (a YAML document); unknown keys raise ValueError naming the known ones."""
-        known = {f.name: f for f in fields(cls)}
-        unknown = sorted(set(values) - set(known))
-        if unknown:
-            raise ValueError(f"unknown randomization key(s) {unknown}; known: {', '.join(known)}")
-        parsed: dict[str, Any] = {}
-        for name, value in values.items():
-            if isinstance(getattr(cls(), name), tuple):
-                if not (isinstance(value, list | tuple) and len(value) == 2):
-                    raise ValueError(f"randomization {name} must be a [low, high] pair, got {value!r}")
-                parsed[name] = tuple(value)
-            else:
-                parsed[name] = value
-        return cls(**parsed)
+        """Build from a mapping (a YAML document) through the one strict loader: an unknown knob or a range
+        that is not a [low, high] pair raises ValueError naming it."""
+        config: RandomizationConfig = build_dataclass(cls, values, "randomization")
+        return config
 
     @classmethod
     def load(cls, path: str | Path = DEFAULT_RANDOMIZATION_FILE) -> RandomizationConfig:

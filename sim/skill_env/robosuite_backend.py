@@ -36,7 +36,7 @@ from sim.skill_env.contract import (
     check_actions,
     check_batch,
     config_from_options,
-    time_outs,
+    step_info,
 )
 from sim.skill_env.observation import GOAL_LAYOUT, OBSERVATION_LAYOUT, observe
 from sim.skill_env.randomization import EpisodeRandomization, RandomizationConfig, noisy_state, sample_episode
@@ -305,14 +305,9 @@ class RobosuiteSkillEnv(GoalVecEnv):
             else:
                 rows.append(final)
         terminated = np.zeros(self.num_envs, dtype=bool)  # no tabletop skill ends an episode for good
-        info = {
-            "success": success,
-            "time_outs": time_outs(terminated, truncated),
-            "is_action_valid": valid,
-            "final_observation": _stack(finals),
-            "episode_return": episode_return,
-            "episode_length": episode_length,
-        }
+        info = step_info(
+            success, terminated, truncated, valid, _stack(finals), episode_return, episode_length
+        )
         return StepResult(_stack(rows), reward, terminated, truncated, info)
 
     def states(self) -> list[SceneState]:

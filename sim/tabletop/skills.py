@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sim.subgoal import Subgoal
 from sim.tabletop.errors import ArgumentTypeError, ArityError, UnknownSkillError
 from sim.tabletop.layout import slot_offsets
 from sim.tabletop.model import TABLE_TOP_Z
@@ -22,20 +23,6 @@ PICK_HEIGHT = 0.08
 """A picked object's lower face is raised to this height above the table (m)."""
 SLOT_CLEARANCE = 0.045
 """A slot is free when no other block's centre lies within this distance of it (m)."""
-
-
-@dataclass(frozen=True)
-class Subgoal:
-    """One step of a plan: a skill applied to named objects, e.g. place(red_block, left_plate)."""
-
-    skill: str
-    args: tuple[str, ...] = ()
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "args", tuple(self.args))
-
-    def __str__(self) -> str:
-        return f"{self.skill}({', '.join(map(str, self.args))})"
 
 
 @dataclass(frozen=True)

@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from policies.planning.alfworld_domain import AlfworldView
+from policies.alfworld.domain import AlfworldView
 from policies.planning.domain import Subgoal, valid_now
-from policies.planning.domains import make_domain
 from policies.planning.parsing import format_subgoal, is_well_formed, parse_subgoal, validate_output
 from policies.planning.planner import StepRecord
 from policies.planning.prompting import PromptBuilder
+from policies.worlds import make_domain
 from sim.alfworld import TEXT_SKILLS, AlfworldTextEnv, discover_games
 from tests.alfworld_history import AT_SHELF, ROOM, WALKED, history_of
 

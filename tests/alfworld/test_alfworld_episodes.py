@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from policies.alfworld.domain import AlfworldView
 from policies.alfworld.episodes import run_episode
-from policies.planning import LLMConfig, LoopConfig, PlanningContext, make_planner
-from policies.planning.alfworld_domain import AlfworldView
+from policies.planning import LLMConfig, LoopConfig, PlanningContext
 from policies.planning.domain import Subgoal
+from policies.worlds import make_planner
 from sim.alfworld import GRAMMARS, AlfworldTextEnv, admissible_subgoals, discover_games
 
 

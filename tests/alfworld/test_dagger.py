@@ -11,12 +11,13 @@ from pathlib import Path
 import pytest
 
 from hgpo.alfworld import demos_main
+from policies.alfworld.domain import AlfworldDomain, AlfworldView
 from policies.alfworld.episodes import run_episode
 from policies.alfworld.planners import search_order_only
-from policies.planning import PlanningContext, StepRecord, make_planner
-from policies.planning.alfworld_domain import AlfworldDomain, AlfworldView
+from policies.planning import PlanningContext, StepRecord
 from policies.planning.dagger import ExpertLabelledPlanner
 from policies.planning.domain import Subgoal, valid_now
+from policies.worlds import make_planner
 from sim.alfworld import AlfworldTextEnv, discover_games, parse_subgoal
 
 

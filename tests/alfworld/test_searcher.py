@@ -3,10 +3,10 @@ hand-written game states (test_alfworld_cli: it wins every generated game of eac
 
 from __future__ import annotations
 
-from policies.planning import make_planner
-from policies.planning.alfworld_domain import AlfworldView
+from policies.alfworld.domain import AlfworldView
 from policies.planning.domain import Subgoal
 from policies.planning.planner import PlanningContext
+from policies.worlds import make_planner
 from tests.alfworld_history import history_of
 
 ROOM = (

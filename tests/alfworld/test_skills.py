@@ -12,7 +12,6 @@ from sim.alfworld import (
     TEXT_SKILLS,
     AlfworldTextEnv,
     TextSkillError,
-    TextSubgoal,
     admissible_subgoals,
     command_for,
     discover_games,
@@ -20,6 +19,7 @@ from sim.alfworld import (
     parse_subgoal,
     subgoal_for_command,
 )
+from sim.subgoal import Subgoal
 
 
 def test_every_skill_maps_to_admissible_commands(
@@ -80,17 +80,17 @@ def test_malformed_subgoals_raise_a_clear_error(text: str) -> None:
 @pytest.mark.parametrize(
     "subgoal",
     [
-        TextSubgoal("go_to", ("cabinet 99",)),
-        TextSubgoal("take", ("unicorn 1", "sofa 1")),
-        TextSubgoal("fly", ("kitchen",)),
-        TextSubgoal("heat", ("mug 1",)),
-        TextSubgoal("put", ("", "")),
-        TextSubgoal("examine", ("'; drop table --",)),
-        TextSubgoal("go_to", ("cabinet 1\nlook",)),
+        Subgoal("go_to", ("cabinet 99",)),
+        Subgoal("take", ("unicorn 1", "sofa 1")),
+        Subgoal("fly", ("kitchen",)),
+        Subgoal("heat", ("mug 1",)),
+        Subgoal("put", ("", "")),
+        Subgoal("examine", ("'; drop table --",)),
+        Subgoal("go_to", ("cabinet 1\nlook",)),
     ],
 )
 def test_inadmissible_subgoals_fail_without_a_step(
-    game_set: Path, text_env: AlfworldTextEnv, subgoal: TextSubgoal
+    game_set: Path, text_env: AlfworldTextEnv, subgoal: Subgoal
 ) -> None:
     env = text_env
     game = discover_games(game_set)[0]
@@ -104,11 +104,11 @@ def test_inadmissible_subgoals_fail_without_a_step(
 def test_refusal_lists_the_admissible_alternatives(game_set: Path, text_env: AlfworldTextEnv) -> None:
     observation = text_env.reset(discover_games(game_set)[0].path)
     with pytest.raises(TextSkillError, match=r"admissible go_to subgoals now: go_to\("):
-        command_for(TextSubgoal("go_to", ("attic 1",)), observation.admissible_commands)
+        command_for(Subgoal("go_to", ("attic 1",)), observation.admissible_commands)
 
 
 def test_subgoal_text_round_trip() -> None:
-    subgoal = TextSubgoal("take", ("mug 1", "desk 1"))
+    subgoal = Subgoal("take", ("mug 1", "desk 1"))
     assert str(subgoal) == "take(mug 1, desk 1)"
     assert parse_subgoal(" take( mug 1 ,desk 1 ) ") == subgoal
     assert subgoal_for_command("take mug 1 from desk 1") == subgoal

@@ -1,8 +1,16 @@
-"""The table every benchmark prints."""
+"""What every benchmark shares: the table it prints, the JSON it writes, and its graph options."""
 
 from __future__ import annotations
 
-from hgpo.bench.report import table
+import argparse
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from hgpo.bench.arguments import add_graph_arguments
+from hgpo.bench.report import table, write_json
 
 
 def test_floats_keep_three_digits_and_large_ones_stay_out_of_exponent_form() -> None:
@@ -12,3 +20,25 @@ def test_floats_keep_three_digits_and_large_ones_stay_out_of_exponent_form() -> 
     assert lines[2].split() == ["sb3", "4800", "0.05"]
     assert lines[3].split() == ["hgpo", "1954", "0.95"]
     assert table(["x"], [[0.123456]]).splitlines()[2].strip() == "0.123"
+
+
+@dataclass(frozen=True)
+class _Config:
+    trials: int = 3
+    json: Path = Path("runs/bench/x.json")
+
+
+def test_a_config_dataclass_is_written_with_its_paths_as_text(tmp_path: Path) -> None:
+    write_json(tmp_path / "x.json", "x", _Config(), {"ok": True})
+    record = json.loads((tmp_path / "x.json").read_text())
+    assert record["config"] == {"trials": 3, "json": "runs/bench/x.json"}
+    assert record["results"] == {"ok": True}
+
+
+def test_a_domain_id_outside_what_dds_maps_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    parser = argparse.ArgumentParser(prog="hgpo bench x")
+    add_graph_arguments(parser, Path("x.json"), 7)
+    assert parser.parse_args([]).domain_id == 7
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--domain-id", "102"])
+    assert "a ROS domain id is within 0..101, got 102" in capsys.readouterr().err

@@ -38,7 +38,8 @@ def test_tabletop_demos_learner_rejects_an_unknown_llm_setting(
     args = ["tabletop-demos", "--out", str(out), "--learner", "llm", "--set", "temprature=0.5"]
     with pytest.raises(SystemExit) as exit_:
         hgpo(args)
-    assert exit_.value.code == 2 and "unknown LLM planner settings ['temprature']" in capsys.readouterr().err
+    assert exit_.value.code == 2
+    assert "LLM planner settings: unknown key(s) temprature" in capsys.readouterr().err
     assert not out.exists()
 
 
@@ -192,7 +193,7 @@ def test_eval_planner_evaluates_an_adapter(
     assert decision["trace"]["model"].endswith(f"+lora:{tmp_path / 'adapter'}")
     assert json.loads((run / "config.json").read_text())["llm"]["max_new_tokens"] == 24
     assert hgpo([*args, "--set", "max_new_token=24"]) == 2
-    assert "unknown LLM planner settings ['max_new_token']" in capsys.readouterr().err
+    assert "LLM planner settings: unknown key(s) max_new_token" in capsys.readouterr().err
     assert hgpo([*args, "--adapter", str(tmp_path / "missing")]) == 2
     assert "has no adapter_config.json" in capsys.readouterr().err
 

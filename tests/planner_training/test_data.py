@@ -23,8 +23,9 @@ from policies.planner_training.data import (
     split,
 )
 from policies.planner_training.model import load_policy, token_logprobs
-from policies.planning import LLMConfig, LLMPlanner, PlanningContext, make_domain
+from policies.planning import LLMConfig, LLMPlanner, PlanningContext
 from policies.planning.backends.transformers_lm import TransformersModel, chat_prompt
+from policies.worlds import make_domain
 from sim.tabletop import TabletopWorld, make_task
 from tests.planner_training.live_lora import chat_examples, live_lora_policy
 

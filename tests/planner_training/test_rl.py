@@ -28,10 +28,11 @@ from policies.planner_training.model import load_policy, token_logprobs
 from policies.planner_training.rl import pg_loss
 from policies.planner_training.rollouts import Episode, decision_reward, make_arena
 from policies.planner_training.runner import play_iteration, train
-from policies.planning import Decision, LLMConfig, make_planner
+from policies.planning import Decision, LLMConfig
 from policies.planning.backends.transformers_lm import TransformersModel
 from policies.planning.decisions import Attempt, DecisionTrace
 from policies.skills.onnx_contract import PolicyFileError
+from policies.worlds import make_planner
 from tests.planner_training.live_lora import chat_examples, live_lora_policy
 from tests.skill_policy_files import GAIN, write_policy_folder
 

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from policies.planning import LLMConfig, LLMPlanner, PlanningContext, make_domain
+from policies.planning import LLMConfig, LLMPlanner, PlanningContext
 from policies.planning.backends import ModelError
 from policies.planning.backends.transformers_lm import PRETRAINED_ADAPTERS, TransformersModel, resolve_adapter
+from policies.worlds import make_domain
 from sim.tabletop import TabletopWorld, make_task
 
 
@@ -95,7 +96,7 @@ TOOK = ("take(candle 1, drawer 2)", "You pick up the candle 1 from the drawer 2.
 def test_shipped_alfworld_adapter_takes_what_the_task_needs(
     smollm2_dir: Path, steps: tuple[tuple[str, str], ...], commands: tuple[str, ...], expected: str
 ) -> None:
-    from policies.planning.alfworld_domain import AlfworldView
+    from policies.alfworld.domain import AlfworldView
     from tests.alfworld_history import history_of
 
     admissible = (*commands, *(f"go to {place}" for place in PLACES if place != "drawer 2"), "inventory")

@@ -6,7 +6,8 @@ import dataclasses
 
 import pytest
 
-from policies.planning import ExpertPlannerBackend, LoopConfig, PlanningContext, StepRecord, run_closed_loop
+from policies.planning import LoopConfig, PlanningContext, StepRecord, run_closed_loop
+from policies.tabletop.planners import ExpertPlannerBackend
 from sim.tabletop import Subgoal, TabletopWorld, make_task
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from policies.control import ExpertSkillPolicy
 from policies.evaluation import run_episode
-from policies.planning import ExpertPlannerBackend
+from policies.tabletop.planners import ExpertPlannerBackend
 from sim.tabletop import TASK_GROUPS, TASKS, Subgoal, TabletopWorld, WorldConfig, make_task
 
 

@@ -11,18 +11,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from policies.planning import (
-    DecisionLog,
-    LLMConfig,
-    LLMPlanner,
-    PlanningContext,
-    StepRecord,
-    make_domain,
-    make_planner,
-    run_closed_loop,
-)
+from policies.planning import DecisionLog, LLMConfig, LLMPlanner, PlanningContext, StepRecord, run_closed_loop
 from policies.planning.backends import ModelError, load_model
 from policies.planning.backends.transformers_lm import TransformersModel
+from policies.worlds import make_domain, make_planner
 from sim.tabletop import ObjectState, SceneState, TabletopWorld, make_task
 
 COLOURS = ("red", "green", "blue", "yellow", "black", "white")
@@ -143,9 +135,9 @@ def test_lora_adapter_is_applied(tiny_model_dir: Path, tmp_path: Path) -> None:
 
 def test_config_from_mapping_rejects_bad_settings() -> None:
     assert LLMConfig.from_mapping({"temperature": 1, "model": "x"}).temperature == 1.0
-    with pytest.raises(ValueError, match="unknown LLM planner settings \\['modle'\\]"):
+    with pytest.raises(ValueError, match=r"LLM planner settings: unknown key\(s\) modle; known: domain"):
         LLMConfig.from_mapping({"modle": "x"})
-    with pytest.raises(ValueError, match="max_new_tokens must be a int"):
+    with pytest.raises(ValueError, match="max_new_tokens must be an int"):
         LLMConfig.from_mapping({"max_new_tokens": "many"})
     with pytest.raises(ValueError, match="temperature must be > 0"):
         LLMConfig(temperature=0)
@@ -162,7 +154,7 @@ def test_constrained_alfworld_answers_never_walk_back_without_a_change(tiny: Tra
     """Whatever the model prefers (a random tiny one), a receptacle gone to since the last change is not
     among the answers (the domain's `futile`; regression for the shipped adapter's walking in circles),
     nor is done() in a game not won (regression: the shipped adapter forfeited two games by saying it)."""
-    from policies.planning.alfworld_domain import AlfworldView
+    from policies.alfworld.domain import AlfworldView
     from tests.alfworld_history import AT_SHELF, ROOM, WALKED, history_of
 
     planner = LLMPlanner(make_domain("alfworld"), tiny, LLMConfig(max_reasks=0))
@@ -179,7 +171,7 @@ def test_constrained_alfworld_answers_never_walk_back_without_a_change(tiny: Tra
 def test_without_task_rules_the_futile_subgoals_are_choices_again(tiny: TransformersModel) -> None:
     """`task_rules: false` (`hgpo alfworld eval --no-task-rules`) offers the model every admissible subgoal,
     the walk back to bed 1 (gone to since the last change) too, so figures can be measured without them."""
-    from policies.planning.alfworld_domain import AlfworldView
+    from policies.alfworld.domain import AlfworldView
     from tests.alfworld_history import AT_SHELF, ROOM, WALKED, history_of
 
     view = AlfworldView(ROOM, WALKED[-1][1], AT_SHELF)

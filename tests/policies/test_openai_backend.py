@@ -14,15 +14,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from policies.planning import (
-    LLMConfig,
-    PlannerError,
-    PlanningContext,
-    StepRecord,
-    make_planner,
-    run_closed_loop,
-)
+from policies.planning import LLMConfig, PlannerError, PlanningContext, StepRecord, run_closed_loop
 from policies.planning.backends import ModelError
+from policies.worlds import make_planner
 from sim.tabletop import Subgoal, TabletopWorld, make_task
 
 MODEL = "tiny-planner"
@@ -118,7 +112,7 @@ def test_unknown_object_is_reasked_with_the_reason(api: FakeAPI, world: Tabletop
 
 
 def test_walking_back_without_a_change_is_reasked_with_the_reason(api: FakeAPI) -> None:
-    from policies.planning.alfworld_domain import AlfworldView
+    from policies.alfworld.domain import AlfworldView
     from tests.alfworld_history import AT_SHELF, ROOM, WALKED, history_of
 
     api.replies = ["go_to(bed 1)", "go_to(desk 1)"]

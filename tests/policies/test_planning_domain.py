@@ -8,9 +8,9 @@ import pytest
 
 from policies.control import ExpertSkillPolicy, execute_subgoal
 from policies.planning.constraint import TokenTrie
-from policies.planning.domains import DOMAINS, make_domain
 from policies.planning.parsing import is_well_formed
-from policies.planning.tabletop_domain import TabletopDomain
+from policies.tabletop.domain import TabletopDomain
+from policies.worlds import WORLDS, make_domain
 from sim.tabletop import SKILLS, Subgoal, TabletopWorld, check_subgoal, make_task
 
 
@@ -122,7 +122,7 @@ def test_explain_invalid(world: TabletopWorld) -> None:
 
 
 def test_unknown_domain_lists_known() -> None:
-    with pytest.raises(ValueError, match="known: " + ", ".join(sorted(DOMAINS))):
+    with pytest.raises(ValueError, match="known: " + ", ".join(WORLDS.names)):
         make_domain("kitchen")
 
 
@@ -146,3 +146,18 @@ def test_trie_refuses_empty() -> None:
         TokenTrie([], end_token=0)
     with pytest.raises(ValueError, match="cannot be empty"):
         TokenTrie([[]], end_token=0)
+
+
+def test_worlds_are_registered_once_by_exact_name() -> None:
+    from policies.planning import World, WorldRegistry
+    from policies.tabletop.domain import TabletopDomain
+
+    registry = WorldRegistry()
+    registry.register(World("tabletop", TabletopDomain))
+    with pytest.raises(ValueError, match="'tabletop' is registered already"):
+        registry.register(World("tabletop", TabletopDomain))
+    with pytest.raises(ValueError, match="unknown planning domain 'Tabletop'; known: tabletop"):
+        registry.make_domain("Tabletop")
+    with pytest.raises(ValueError, match="unknown tabletop planner 'expert'; known: llm"):
+        registry.make_planner("expert", None, "tabletop")
+    assert WORLDS.names == ("alfworld", "tabletop")

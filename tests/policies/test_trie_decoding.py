@@ -11,18 +11,19 @@ from pathlib import Path
 import pytest
 import torch
 
-from policies.planning import LLMConfig, make_domain
+from policies.planning import LLMConfig
 from policies.planning.backends import ConstrainedRequest
 from policies.planning.backends.prefix_cache import MIN_PREFIX_REUSE, PrefixCache
 from policies.planning.backends.transformers_lm import TransformersModel, load_causal_lm
 from policies.planning.domain import valid_now
 from policies.planning.parsing import DONE, format_subgoal
 from policies.planning.prompting import PromptBuilder
+from policies.worlds import make_domain
 
 
 def alfworld_requests() -> list[ConstrainedRequest]:
     """The planner's prompts and valid answers along a recorded walk through an ALFWorld room."""
-    from policies.planning.alfworld_domain import AlfworldView
+    from policies.alfworld.domain import AlfworldView
     from tests.alfworld_history import AT_SHELF, ROOM, WALKED, history_of
 
     domain = make_domain("alfworld")

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from policies.config_mapping import build_dataclass, merge
+from sim.config_mapping import build_dataclass, field_docs, merge
 
 
 @dataclass(frozen=True)
@@ -48,3 +48,30 @@ def test_a_nested_override_keeps_its_siblings() -> None:
         "sac": {"lr": 2, "gamma": 0.9},
         "seed": 0,
     }
+
+
+@dataclass(frozen=True)
+class Ranges:
+    scale: tuple[float, float] = (1.0, 1.0)
+    """A [low, high] pair."""
+    names: tuple[str, ...] = ()
+    limit: int | None = None
+    """None: no limit."""
+
+
+def test_tuples_are_checked_for_length_and_items_and_optionals_take_none() -> None:
+    assert build_dataclass(Ranges, {"scale": [1, "2e-1"], "names": ["a", "b"]}, "r") == Ranges(
+        (1.0, 0.2), ("a", "b")
+    )
+    assert build_dataclass(Ranges, {"limit": None}, "r").limit is None
+    assert build_dataclass(Ranges, {"limit": 3}, "r").limit == 3
+    with pytest.raises(ValueError, match=r"^r.scale must be a list of 2 values, got \[1.0\]"):
+        build_dataclass(Ranges, {"scale": [1.0]}, "r")
+    with pytest.raises(ValueError, match=r"^r.names must be a list, got 'ab'"):
+        build_dataclass(Ranges, {"names": "ab"}, "r")  # not ('a', 'b')
+    with pytest.raises(ValueError, match=r"^r.limit must be an int, got 'many'"):
+        build_dataclass(Ranges, {"limit": "many"}, "r")
+
+
+def test_field_docs_are_the_docstrings_under_the_fields() -> None:
+    assert field_docs(Ranges) == {"scale": "A [low, high] pair.", "limit": "None: no limit."}

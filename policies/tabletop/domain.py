@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -62,7 +63,7 @@ class TabletopDomain:
     """Skills from `sim.tabletop.SKILLS`; objects and their categories from the SceneState."""
 
     name = "tabletop"
-    prompt = "tabletop"
+    prompt = Path(__file__).with_name("prompts") / "tabletop"
 
     def skills(self) -> Sequence[SkillSpec]:
         return tuple(_spec(skill) for skill in SKILLS.values())

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from policies.planning.domain import SkillParam, SkillSpec, Subgoal
 from policies.planning.planner import StepRecord
-from sim.alfworld import TEXT_SKILLS, TextSkillError, TextSubgoal, admissible_subgoals, command_for
+from sim.alfworld import TEXT_SKILLS, TextSkillError, admissible_subgoals, command_for
 from sim.alfworld.task_text import TaskAsk, parse_task
 from sim.alfworld.text_state import kind, named_by, search_state
 
@@ -46,7 +47,7 @@ def _without_task(text: str) -> str:
 
 class AlfworldDomain:
     name = "alfworld"
-    prompt = "alfworld"
+    prompt = Path(__file__).with_name("prompts") / "alfworld"
 
     def skills(self) -> Sequence[SkillSpec]:
         return tuple(
@@ -74,7 +75,7 @@ class AlfworldDomain:
         return f"{held_line}\nSeen: {', '.join(seen) or 'nothing the task names yet'}"
 
     def valid_subgoals(self, observation: AlfworldView) -> Sequence[Subgoal]:
-        return tuple(Subgoal(s.skill, s.args) for s in admissible_subgoals(observation.admissible_commands))
+        return tuple(admissible_subgoals(observation.admissible_commands))
 
     def finish_allowed(self, observation: AlfworldView) -> bool:
         """done() only once the game is won: ALFWorld ends a won game itself and has no command for giving
@@ -85,7 +86,7 @@ class AlfworldDomain:
 
     def explain_invalid(self, subgoal: Subgoal, observation: AlfworldView) -> str:
         try:
-            command_for(TextSubgoal(subgoal.skill, subgoal.args), observation.admissible_commands)
+            command_for(subgoal, observation.admissible_commands)
         except TextSkillError as err:
             return str(err)
         return f"{subgoal} is not a valid subgoal now"
