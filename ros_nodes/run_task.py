@@ -1,6 +1,9 @@
 """run_task: send one instruction to the planner's `RunTask`, print each subgoal, exit 0 on success.
 
-`make sim` launches it beside the graph with on_exit="shutdown", so the launcher's exit code is the task's.
+Exit codes: 0 the task succeeded, 1 it failed, 2 no planner or the task was refused, 3 the planner stopped
+answering (no feedback, "running" keep-alives included, for planner_silence_s: killed) or gave no result in
+task_timeout_s. `make sim` launches it beside the graph with on_exit="shutdown", so the launcher's exit code
+is the task's.
 """
 
 from __future__ import annotations
@@ -18,10 +21,12 @@ from rclpy.signals import SignalHandlerOptions
 
 from policies.planning import format_step
 from ros_nodes.background_spin import BackgroundSpin
+from ros_nodes.liveness import ServerWatch, wait_for_live_result
 from ros_nodes.node_main import Parameters
 from ros_nodes.waiting import PeerTimeoutError, send_goal, wait_for
 
 RESEND_S, ACCEPTANCE_TRIES = 1.0, 30  # a planner that just started drops goals sent before it matched us
+FEEDBACK_DISCOVERY_S = 10.0  # before its first feedback, the planner's feedback topic may not be matched yet
 
 
 class RunTaskClient(Node):
@@ -38,6 +43,14 @@ class RunTaskClient(Node):
         )
         self.server_timeout_s = p.positive("server_timeout_s", 60.0, "wait this long for the planner (s)")
         self.task_timeout_s = p.positive("task_timeout_s", 600.0, "give up on the task after this long (s)")
+        self.planner_silence_s = p(
+            "planner_silence_s",
+            1.0,
+            "a planner without feedback this long mid-task is gone: exit 3 (s; 0: off)",
+        )
+        if not self.planner_silence_s >= 0:
+            raise ValueError(f"parameter planner_silence_s must be >= 0, got {self.planner_silence_s}")
+        self.watch = ServerWatch(self.planner_silence_s, FEEDBACK_DISCOVERY_S)
         self.client: ActionClient[RunTask.Goal, RunTask.Result, RunTask.Feedback] = ActionClient(
             self, RunTask, "run_task"
         )
@@ -55,8 +68,11 @@ class RunTaskClient(Node):
             print(f"run_task: {err}", file=sys.stderr, flush=True)
 
     def _on_feedback(self, msg: RunTask.Impl.FeedbackMessage) -> None:
+        self.watch.heard()
         fb = msg.feedback
         now = time.monotonic()
+        if fb.status == "running":  # a keep-alive
+            return
         if fb.status == "planned":
             self._steps[fb.index] = now
             print(format_step(fb.index, fb.subgoal, fb.status), flush=True)
@@ -86,7 +102,9 @@ class RunTaskClient(Node):
             if not handle.accepted:
                 print("run_task: the planner rejected the task", file=sys.stderr, flush=True)
                 return 2
-            result = wait_for(handle.get_result_async(), self.task_timeout_s, "planner").result
+            result = wait_for_live_result(
+                handle.get_result_async(), self.watch, self.task_timeout_s, "the planner"
+            ).result
         except PeerTimeoutError as err:
             print(f"run_task: {err}", file=sys.stderr, flush=True)
             return 3

@@ -16,7 +16,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from hgpo.bench.faults import VICTIMS as NODES
+from hgpo.bench.faults import SIM_VICTIMS as NODES
 from hgpo.bench.faults import Graph, Probe
 from hgpo.bench.report import table, write_json
 
