@@ -113,7 +113,7 @@ def wait_for_live_result(
     watch: ServerWatch,
     timeout_s: float,
     what: str,
-    poll: Callable[[], None] = lambda: None,
+    poll: Callable[[], object] = lambda: None,
 ) -> Any:
     """The goal's result, like `waiting.wait_for`, but a server silent past the watch's bound raises
     ServerLostError at once instead of the caller waiting out `timeout_s`. `poll` runs at every check."""

@@ -7,7 +7,9 @@ Each planned subgoal is published on `subgoal` for monitoring and reported as `R
 those, a "running" feedback at least every 0.2 s tells the caller the planner is alive.
 While a subgoal runs the planner sends the controller a heartbeat and expects feedback back
 (ros_nodes/liveness.py): a controller that goes silent ends the task as such, and is not sent the task's
-next subgoal. Instructions, decisions and tasks are bounded in length and time by parameters.
+next subgoal. A RunTask caller that sends heartbeats (run_task does) and stops is taken as gone: its task
+ends and the running subgoal is canceled, so that the arm does not move for a caller that is no more.
+Instructions, decisions and tasks are bounded in length and time by parameters.
 The `domain` parameter picks the world adapter (ros_nodes/planner_worlds.py): `tabletop` observes
 SceneState and grounds subgoals to goals, `alfworld` observes the bridge's latched TextObservation.
 """
@@ -49,6 +51,7 @@ from ros_nodes.estop import EmergencyStopError, EstopMonitor
 from ros_nodes.liveness import (
     KEEPALIVE_S,
     ClientHeartbeat,
+    ClientWatch,
     ServerLostError,
     ServerWatch,
     wait_for_live_result,
@@ -101,6 +104,11 @@ class Planner(Node):
         )
         if not self.executor_silence_s >= 0:
             raise ValueError(f"parameter executor_silence_s must be >= 0, got {self.executor_silence_s}")
+        self.caller_timeout_s = p.positive(
+            "caller_timeout_s",
+            1.0,
+            "end a task whose caller's heartbeat stopped this long (s; callers sending none: not watched)",
+        )
         self.stream_timeout_s = p.positive(
             "stream_timeout_s", 2.0, "a stream heard in this task, then silent this long, is lost (s)"
         )
@@ -150,6 +158,7 @@ class Planner(Node):
             ExecuteSubgoal.Goal, ExecuteSubgoal.Result, ExecuteSubgoal.Feedback
         ] = ActionClient(self, ExecuteSubgoal, "execute_subgoal", callback_group=group)
         self.heartbeat = ClientHeartbeat(self, "execute_subgoal")
+        self.caller_watch = ClientWatch(self, "run_task", MutuallyExclusiveCallbackGroup())
         # The running task and its latest feedback, repeated as "running" at least every KEEPALIVE_S so
         # that a RunTask caller can tell a long subgoal or decision from a dead planner (liveness.py).
         self._task: tuple[ServerGoalHandle, RunTask.Feedback] | None = None
@@ -385,8 +394,13 @@ class Planner(Node):
                 text = f"[{index}] {subgoal}: {status}: {record.message}"
                 log_outcome(self.get_logger(), record.success, text)
 
+        caller_lost: list[str] = []  # why the task stops for a caller that went quiet
+
         def canceled() -> bool:
-            return goal_handle.is_cancel_requested or self._stopping.is_set()
+            silent = self.caller_watch.silent_for(goal_handle.goal_id, time.monotonic())
+            if silent is not None and silent > self.caller_timeout_s and not caller_lost:
+                caller_lost.append(f"task stopped: its caller sent no heartbeat for {silent:.2f} s (gone?)")
+            return goal_handle.is_cancel_requested or self._stopping.is_set() or bool(caller_lost)
 
         seen: list[Any] = [None]  # the observation the planner planned from
         observed = [started]  # when it came: the decision runs from there to execute()
@@ -432,10 +446,10 @@ class Planner(Node):
             if isinstance(err, TaskCanceledError) and goal_handle.is_cancel_requested:
                 goal_handle.canceled()
                 message = "task canceled"
-            else:  # a goal nobody canceled cannot end as canceled: a shutdown aborts it
+            else:  # a goal nobody canceled cannot end as canceled: a shutdown or a lost caller aborts it
                 goal_handle.abort()
-                stopped = isinstance(err, TaskCanceledError)
-                message = "task stopped: the planner is shutting down" if stopped else str(err)
+                stopped = caller_lost[0] if caller_lost else "task stopped: the planner is shutting down"
+                message = stopped if isinstance(err, TaskCanceledError) else str(err)
             self.get_logger().error(message)
             return RunTask.Result(success=False, subgoals_executed=executed, message=message)
         goal_handle.succeed() if outcome.success else goal_handle.abort()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 import time
+import uuid
 
 import rclpy
 from hgpo_msgs.action import RunTask
@@ -18,10 +19,11 @@ from rclpy.action.client import ClientGoalHandle
 from rclpy.exceptions import ParameterException
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
+from unique_identifier_msgs.msg import UUID
 
 from policies.planning import format_step
 from ros_nodes.background_spin import BackgroundSpin
-from ros_nodes.liveness import ServerWatch, wait_for_live_result
+from ros_nodes.liveness import ClientHeartbeat, ServerWatch, wait_for_live_result
 from ros_nodes.node_main import Parameters
 from ros_nodes.waiting import PeerTimeoutError, send_goal, wait_for
 
@@ -51,6 +53,8 @@ class RunTaskClient(Node):
         if not self.planner_silence_s >= 0:
             raise ValueError(f"parameter planner_silence_s must be >= 0, got {self.planner_silence_s}")
         self.watch = ServerWatch(self.planner_silence_s, FEEDBACK_DISCOVERY_S)
+        self.heartbeat = ClientHeartbeat(self, "run_task")  # the planner ends the task of a dead caller
+        self.goal_id = UUID(uuid=list(uuid.uuid4().bytes))
         self.client: ActionClient[RunTask.Goal, RunTask.Result, RunTask.Feedback] = ActionClient(
             self, RunTask, "run_task"
         )
@@ -66,6 +70,10 @@ class RunTaskClient(Node):
             wait_for(self._handle.cancel_goal_async(), 2.0, "planner")
         except PeerTimeoutError as err:
             print(f"run_task: {err}", file=sys.stderr, flush=True)
+
+    def _beat(self) -> bool:
+        self.heartbeat.beat(self.goal_id)
+        return False  # never gives up: wait_for_live_result and send_goal have their deadlines
 
     def _on_feedback(self, msg: RunTask.Impl.FeedbackMessage) -> None:
         self.watch.heard()
@@ -96,14 +104,21 @@ class RunTaskClient(Node):
         print(f"Running {what}", flush=True)
         try:
             handle = send_goal(
-                self.client, self.goal, RESEND_S, "planner", self._on_feedback, attempts=ACCEPTANCE_TRIES
+                self.client,
+                self.goal,
+                RESEND_S,
+                "planner",
+                self._on_feedback,
+                give_up=self._beat,
+                goal_id=self.goal_id,
+                attempts=ACCEPTANCE_TRIES,
             )
             self._handle = handle
             if not handle.accepted:
                 print("run_task: the planner rejected the task", file=sys.stderr, flush=True)
                 return 2
             result = wait_for_live_result(
-                handle.get_result_async(), self.watch, self.task_timeout_s, "the planner"
+                handle.get_result_async(), self.watch, self.task_timeout_s, "the planner", self._beat
             ).result
         except PeerTimeoutError as err:
             print(f"run_task: {err}", file=sys.stderr, flush=True)

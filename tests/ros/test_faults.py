@@ -114,6 +114,34 @@ def test_run_task_exits_3_soon_after_its_planner_is_killed(graph: Graph, test_no
         graph.restart("planner")
 
 
+def test_a_killed_run_task_ends_its_task_and_the_arm_stops(graph: Graph, test_node) -> None:
+    """Regression: the planner ran a killed caller's task to its end, the arm moving for nobody."""
+    probe = Probe(test_node, NS)
+    probe.discovered()
+    sent = time.monotonic()
+    caller = Captured(
+        [os.path.join(sys.prefix, "lib", "hgpo", "run_task"), "--ros-args", "-r", f"__ns:=/{NS}", *TASK],
+        cwd=REPO,
+        env=graph.nodes["planner"].env,
+    )
+    planner = graph.nodes["planner"]
+    try:
+        wait_until(lambda: probe.moving(sent), 60, f"the arm to move under run_task:\n{caller.output}")
+        caller.proc.kill()
+        killed = time.monotonic()
+        wait_until(
+            lambda: "its caller sent no heartbeat" in planner.output(),
+            DETECTED_WITHIN_S,
+            f"the planner to end the task of its dead caller:\n{planner.output()[-2000:]}",
+        )
+        wait_until(lambda: probe.still_after(killed) is not None, 10, "the arm to stand still")
+        assert probe.still_after(killed) < ARM_STILL_WITHIN_S  # type: ignore[operator]
+        response = wait_for(probe.send_task("reach", seed=0), 120.0, "the next task")
+        assert response.status == GoalStatus.STATUS_SUCCEEDED, response.result.message
+    finally:
+        caller.stop(timeout=10)
+
+
 def test_a_late_heartbeat_holds_the_arm_and_the_subgoal_resumes_when_it_comes(
     ros_env, tmp_path: Path, test_node
 ) -> None:
