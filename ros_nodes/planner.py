@@ -97,13 +97,9 @@ class Planner(Node):
         self.peer_timeout_s = p.positive(
             "peer_timeout_s", 10.0, "wait this long for the bridge and controller (s)"
         )
-        self.executor_silence_s = p(
-            "executor_silence_s",
-            1.0,
-            "a running subgoal's executor silent this long is gone (s; 0: off)",
+        self.executor_silence_s = p.non_negative(
+            "executor_silence_s", 1.0, "a running subgoal's executor silent this long is gone (s; 0: off)"
         )
-        if not self.executor_silence_s >= 0:
-            raise ValueError(f"parameter executor_silence_s must be >= 0, got {self.executor_silence_s}")
         self.caller_timeout_s = p.positive(
             "caller_timeout_s",
             1.0,

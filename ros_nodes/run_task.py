@@ -45,13 +45,11 @@ class RunTaskClient(Node):
         )
         self.server_timeout_s = p.positive("server_timeout_s", 60.0, "wait this long for the planner (s)")
         self.task_timeout_s = p.positive("task_timeout_s", 600.0, "give up on the task after this long (s)")
-        self.planner_silence_s = p(
+        self.planner_silence_s = p.non_negative(
             "planner_silence_s",
             1.0,
             "a planner without feedback this long mid-task is gone: exit 3 (s; 0: off)",
         )
-        if not self.planner_silence_s >= 0:
-            raise ValueError(f"parameter planner_silence_s must be >= 0, got {self.planner_silence_s}")
         self.watch = ServerWatch(self.planner_silence_s, FEEDBACK_DISCOVERY_S)
         self.heartbeat = ClientHeartbeat(self, "run_task")  # the planner ends the task of a dead caller
         self.goal_id = UUID(uuid=list(uuid.uuid4().bytes))

@@ -333,9 +333,11 @@ def inject(graph: Graph, probe: Probe, victim: str, task: str = "stack", next_ta
     if call.heard is not None:
         when, success, message = call.heard
         caller = {"after_s": when - killed, "success": success, "message": message}
-        # The controller reports a lost client or bridge, the planner a lost controller; a bridge killed
-        # just as a subgoal ended is noticed by the planner instead, as it waits for the next scene.
-        if victim == "controller" or (detection is None and "SceneState" in message):
+        # The controller reports a lost client or bridge, the planner a lost controller. A bridge killed
+        # just as a subgoal ended is noticed by the planner instead, as it waits for the next scene; and
+        # when a kill stalls DDS between the others (see docs/faults.md), the caller's report may be the
+        # first and name another node: it counts, and `detected_by` says what was said.
+        if victim == "controller" or (detection is None and not success):
             detection = (when - killed, message)
     # the simulated arm dies with its bridge; the fake arm outlives arm_bridge, and stops on its own
     arm_stopped = None if victim == "sim_bridge" else probe.still_after(killed, victim == "arm_bridge")

@@ -67,6 +67,8 @@ def run(config: BenchSoakConfig) -> dict:
                 episode = {"task": task, "seed": i, "success": bool(result.success), "lost": False}
             except PeerTimeoutError as err:
                 episode = {"task": task, "seed": i, "success": False, "lost": True, "error": str(err)}
+            except RuntimeError as err:  # refused: a failed task, not a lost result; the soak goes on
+                episode = {"task": task, "seed": i, "success": False, "lost": False, "error": str(err)}
             episodes.append({**episode, "wall_s": time.monotonic() - t0})
             if i == 0:
                 rss_first = rss_mb(graph)
