@@ -39,6 +39,8 @@ from ros_nodes.node_main import Parameters, run_node
 from ros_nodes.stamps import MAX_CLOCK_SKEW_S, RefusalLog, stamp_problem
 from sim.tabletop import TASKS, make_task
 
+WORLD_RESET_RESEND_S = 1.0  # the fake arm answers a world reset within milliseconds
+
 
 @dataclass(frozen=True)
 class ArmReading:
@@ -367,6 +369,24 @@ class ArmBridge(Node):
         finally:
             self.destroy_timer(timer)
 
+    async def _world_reset_answer(self, request: ResetScene.Request) -> ResetScene.Response | None:
+        """The fake arm's answer to a world reset; None after reset_timeout_s. A bridge just restarted may
+        not yet be matched by the fake arm, which then drops its answer: the request (a reset to a seed, a
+        repeat does no harm) is resent every WORLD_RESET_RESEND_S, and the first answer to any copy wins.
+        Regression: the answer was awaited once, and the first reset after a restart failed after 5 s."""
+        assert self.world_reset is not None
+        client, calls = self.world_reset, []
+        deadline = time.monotonic() + self.reset_timeout_s
+        while (remaining := deadline - time.monotonic()) > 0:
+            calls.append(client.call_async(request))
+            if await self._until(lambda: any(c.done() for c in calls), min(remaining, WORLD_RESET_RESEND_S)):
+                break
+        answers = [c.result() for c in calls if c.done()]
+        for call in calls:
+            if not call.done():
+                client.remove_pending_request(call)
+        return next((a for a in answers if a is not None), None)
+
     async def _on_reset(
         self, request: ResetScene.Request, response: ResetScene.Response
     ) -> ResetScene.Response:
@@ -387,16 +407,13 @@ class ArmBridge(Node):
                     f"world reset failed: service {service} not available: is the fake arm running?"
                 )
                 return response
-            call = self.world_reset.call_async(request)
-            if not await self._until(call.done, self.reset_timeout_s):
-                call.cancel()
+            world = await self._world_reset_answer(request)
+            if world is None:
                 response.message = (
                     f"world reset failed: service {service}: no answer within {self.reset_timeout_s:.1f} s: "
                     "is the fake arm running?"
                 )
                 return response
-            world = call.result()
-            assert world is not None  # done and not cancelled
             if not world.success:
                 response.message = f"world reset refused: {world.message}"
                 return response

@@ -49,6 +49,13 @@ class Parameters:
             raise ValueError(f"parameter {name} must be positive, got {value}")
         return value
 
+    def non_negative(self, name: str, default: float, description: str) -> float:
+        """A parameter that must be >= 0 (a bound where 0 turns a check off); else a ValueError."""
+        value = self(name, default, description)
+        if not value >= 0:
+            raise ValueError(f"parameter {name} must be >= 0, got {value}")
+        return value
+
     def seed(self, name: str, description: str) -> int:
         """A scene seed: ResetScene carries it as uint32."""
         value = self(name, 0, description)

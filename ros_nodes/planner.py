@@ -3,10 +3,13 @@
 For each task it (optionally) resets the world through the bridge, then runs `run_closed_loop`
 (shared with in-process evaluation): plan a subgoal from the instruction, the observation and the history,
 send it to `ExecuteSubgoal` (the controller; for text worlds, their bridge), observe the result, replan.
-Each planned subgoal is published on `subgoal` for monitoring and reported as `RunTask` feedback.
+Each planned subgoal is published on `subgoal` for monitoring and reported as `RunTask` feedback; between
+those, a "running" feedback at least every 0.2 s tells the caller the planner is alive.
 While a subgoal runs the planner sends the controller a heartbeat and expects feedback back
 (ros_nodes/liveness.py): a controller that goes silent ends the task as such, and is not sent the task's
-next subgoal. Instructions, decisions and tasks are bounded in length and time by parameters.
+next subgoal. A RunTask caller that sends heartbeats (run_task does) and stops is taken as gone: its task
+ends and the running subgoal is canceled, so that the arm does not move for a caller that is no more.
+Instructions, decisions and tasks are bounded in length and time by parameters.
 The `domain` parameter picks the world adapter (ros_nodes/planner_worlds.py): `tabletop` observes
 SceneState and grounds subgoals to goals, `alfworld` observes the bridge's latched TextObservation.
 """
@@ -40,7 +43,14 @@ from policies.planning.backends import ModelError
 from policies.worlds import make_planner
 from ros_nodes.conversions import clip
 from ros_nodes.estop import EmergencyStopError, EstopMonitor
-from ros_nodes.liveness import ClientHeartbeat
+from ros_nodes.liveness import (
+    KEEPALIVE_S,
+    ClientHeartbeat,
+    ClientWatch,
+    ServerLostError,
+    ServerWatch,
+    wait_for_live_result,
+)
 from ros_nodes.node_main import Parameters, log_outcome, run_node
 from ros_nodes.planner_worlds import make_world
 from ros_nodes.waiting import RESULT_KEPT_S, SEND_ATTEMPTS, PeerTimeoutError, call_service, send_goal
@@ -53,7 +63,7 @@ class TaskCanceledError(Exception):
     """The RunTask client canceled the task."""
 
 
-class ExecutorLostError(PeerTimeoutError):
+class ExecutorLostError(ServerLostError):
     """The executor (controller) stopped answering mid-subgoal: the task ends, nothing is resent to it."""
 
 
@@ -82,13 +92,14 @@ class Planner(Node):
         self.peer_timeout_s = p.positive(
             "peer_timeout_s", 10.0, "wait this long for the bridge and controller (s)"
         )
-        self.executor_silence_s = p(
-            "executor_silence_s",
-            1.0,
-            "a running subgoal's executor silent this long is gone (s; 0: off)",
+        self.executor_silence_s = p.non_negative(
+            "executor_silence_s", 1.0, "a running subgoal's executor silent this long is gone (s; 0: off)"
         )
-        if not self.executor_silence_s >= 0:
-            raise ValueError(f"parameter executor_silence_s must be >= 0, got {self.executor_silence_s}")
+        self.caller_timeout_s = p.positive(
+            "caller_timeout_s",
+            1.0,
+            "end a task whose caller's heartbeat stopped this long (s; callers sending none: not watched)",
+        )
         self.stream_timeout_s = p.positive(
             "stream_timeout_s", 2.0, "a stream heard in this task, then silent this long, is lost (s)"
         )
@@ -142,6 +153,11 @@ class Planner(Node):
             ExecuteSubgoal.Goal, ExecuteSubgoal.Result, ExecuteSubgoal.Feedback
         ] = ActionClient(self, ExecuteSubgoal, "execute_subgoal", callback_group=group)
         self.heartbeat = ClientHeartbeat(self, "execute_subgoal")
+        self.caller_watch = ClientWatch(self, "run_task", MutuallyExclusiveCallbackGroup())
+        # The running task and its latest feedback, repeated as "running" at least every KEEPALIVE_S so
+        # that a RunTask caller can tell a long subgoal or decision from a dead planner (liveness.py).
+        self._task: tuple[ServerGoalHandle, RunTask.Feedback] | None = None
+        self.create_timer(KEEPALIVE_S / 2, self._keep_alive, callback_group=MutuallyExclusiveCallbackGroup())
         self._server = ActionServer(
             self,
             RunTask,
@@ -252,16 +268,18 @@ class Planner(Node):
         self.subgoal_pub.publish(msg)
         self._mark_request()
         goal_id = UUID(uuid=list(uuid.uuid4().bytes))
-        heard = [time.monotonic()]  # when the executor last showed it is alive
-        fed = threading.Event()  # its feedback reaches us: from then on, silence means it is gone
-
-        def on_feedback(_feedback: Any) -> None:
-            heard[0] = time.monotonic()
-            fed.set()
+        # Its feedback shows the executor alive; before the first (a restarted controller's topic may not
+        # be matched yet), the bound is the discovery one, peer_timeout_s.
+        watch = ServerWatch(self.executor_silence_s, self.peer_timeout_s)
 
         def give_up() -> bool:
             self.heartbeat.beat(goal_id)  # the controller stops a subgoal whose client went quiet
             return canceled()
+
+        def poll() -> None:
+            if canceled():
+                raise TaskCanceledError
+            self.heartbeat.beat(goal_id)
 
         wait_s, tries = self._resend(0.0)  # a repeat of a goal is refused, never run twice: resend soon
         handle = send_goal(
@@ -269,41 +287,26 @@ class Planner(Node):
             ExecuteSubgoal.Goal(subgoal=msg),
             wait_s,
             self.world.executor,
-            feedback_callback=on_feedback,
+            feedback_callback=watch.heard,
             give_up=give_up,
             goal_id=goal_id,
             attempts=tries,
         )
         if not handle.accepted:
             return StepRecord(subgoal, False, f"{self.world.executor} rejected {subgoal}")
-        result_future = handle.get_result_async()
-        done = threading.Event()
-        result_future.add_done_callback(lambda _f: done.set())
-        heard[0] = time.monotonic()
-        deadline = heard[0] + self.subgoal_timeout_s + self.peer_timeout_s
-        while not done.wait(0.05):
-            now = time.monotonic()
-            silent = now - heard[0]
-            # Before the first feedback (a restarted controller's topic may not be matched yet), the bound
-            # is the discovery one, peer_timeout_s.
-            bound = self.executor_silence_s if fed.is_set() else self.peer_timeout_s
-            lost = self.executor_silence_s > 0 and silent > bound and not done.is_set()
-            if canceled() or now > deadline or lost:
-                handle.cancel_goal_async()  # never leave the arm running a subgoal nobody waits for
-                if canceled():
-                    raise TaskCanceledError
-                if lost:
-                    raise ExecutorLostError(
-                        f"{self.world.executor} stopped answering during {subgoal}: no feedback for "
-                        f"{silent:.2f} s (executor_silence_s {self.executor_silence_s}); task ended, "
-                        "nothing resent to it"
-                    )
-                raise PeerTimeoutError(
-                    f"{self.world.executor}'s result for {subgoal}: none by the subgoal's deadline"
-                )
-            self.heartbeat.beat(goal_id)
-        response = result_future.result()
-        assert response is not None
+        try:
+            response = wait_for_live_result(
+                handle.get_result_async(),
+                watch,
+                self.subgoal_timeout_s + self.peer_timeout_s,
+                self.world.executor,
+                poll,
+            )
+        except (PeerTimeoutError, TaskCanceledError) as err:
+            handle.cancel_goal_async()  # never leave the arm running a subgoal nobody waits for
+            if isinstance(err, ServerLostError):
+                raise ExecutorLostError(f"{err}, during {subgoal}; task ended, nothing resent to it") from err
+            raise
         return StepRecord(subgoal, bool(response.result.success), response.result.message)
 
     def _wait_for_feedback_topic(self) -> None:
@@ -346,10 +349,17 @@ class Planner(Node):
         return instruction, self.world.goal_for(instruction)
 
     def _execute(self, goal_handle: ServerGoalHandle) -> RunTask.Result:
+        self._task = (goal_handle, RunTask.Feedback(status="running"))
         try:  # the claim was taken by _on_goal when it accepted this goal
             return self._run_task(goal_handle)
         finally:
+            self._task = None
             self._busy.release()
+
+    def _keep_alive(self) -> None:
+        task = self._task
+        if task is not None and task[0].is_active:
+            task[0].publish_feedback(task[1])
 
     def _run_task(self, goal_handle: ServerGoalHandle) -> RunTask.Result:
         started = time.monotonic()
@@ -374,13 +384,19 @@ class Planner(Node):
             nonlocal executed
             status = "planned" if record is None else ("succeeded" if record.success else "failed")
             goal_handle.publish_feedback(RunTask.Feedback(index=index, subgoal=str(subgoal), status=status))
+            self._task = (goal_handle, RunTask.Feedback(index=index, subgoal=str(subgoal), status="running"))
             if record is not None:
                 executed += 1
                 text = f"[{index}] {subgoal}: {status}: {record.message}"
                 log_outcome(self.get_logger(), record.success, text)
 
+        caller_lost: list[str] = []  # why the task stops for a caller that went quiet
+
         def canceled() -> bool:
-            return goal_handle.is_cancel_requested or self._stopping.is_set()
+            silent = self.caller_watch.silent_for(goal_handle.goal_id, time.monotonic())
+            if silent is not None and silent > self.caller_timeout_s and not caller_lost:
+                caller_lost.append(f"task stopped: its caller sent no heartbeat for {silent:.2f} s (gone?)")
+            return goal_handle.is_cancel_requested or self._stopping.is_set() or bool(caller_lost)
 
         seen: list[Any] = [None]  # the observation the planner planned from
         observed = [started]  # when it came: the decision runs from there to execute()
@@ -426,10 +442,10 @@ class Planner(Node):
             if isinstance(err, TaskCanceledError) and goal_handle.is_cancel_requested:
                 goal_handle.canceled()
                 message = "task canceled"
-            else:  # a goal nobody canceled cannot end as canceled: a shutdown aborts it
+            else:  # a goal nobody canceled cannot end as canceled: a shutdown or a lost caller aborts it
                 goal_handle.abort()
-                stopped = isinstance(err, TaskCanceledError)
-                message = "task stopped: the planner is shutting down" if stopped else str(err)
+                stopped = caller_lost[0] if caller_lost else "task stopped: the planner is shutting down"
+                message = stopped if isinstance(err, TaskCanceledError) else str(err)
             self.get_logger().error(message)
             return RunTask.Result(success=False, subgoals_executed=executed, message=message)
         goal_handle.succeed() if outcome.success else goal_handle.abort()

@@ -1,12 +1,16 @@
 """run_task: send one instruction to the planner's `RunTask`, print each subgoal, exit 0 on success.
 
-`make sim` launches it beside the graph with on_exit="shutdown", so the launcher's exit code is the task's.
+Exit codes: 0 the task succeeded, 1 it failed, 2 no planner or the task was refused, 3 the planner stopped
+answering (no feedback, "running" keep-alives included, for planner_silence_s: killed) or gave no result in
+task_timeout_s. `make sim` launches it beside the graph with on_exit="shutdown", so the launcher's exit code
+is the task's.
 """
 
 from __future__ import annotations
 
 import sys
 import time
+import uuid
 
 import rclpy
 from hgpo_msgs.action import RunTask
@@ -15,13 +19,16 @@ from rclpy.action.client import ClientGoalHandle
 from rclpy.exceptions import ParameterException
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
+from unique_identifier_msgs.msg import UUID
 
 from policies.planning import format_step
 from ros_nodes.background_spin import BackgroundSpin
+from ros_nodes.liveness import ClientHeartbeat, ServerWatch, wait_for_live_result
 from ros_nodes.node_main import Parameters
 from ros_nodes.waiting import PeerTimeoutError, send_goal, wait_for
 
 RESEND_S, ACCEPTANCE_TRIES = 1.0, 30  # a planner that just started drops goals sent before it matched us
+FEEDBACK_DISCOVERY_S = 10.0  # before its first feedback, the planner's feedback topic may not be matched yet
 
 
 class RunTaskClient(Node):
@@ -38,6 +45,14 @@ class RunTaskClient(Node):
         )
         self.server_timeout_s = p.positive("server_timeout_s", 60.0, "wait this long for the planner (s)")
         self.task_timeout_s = p.positive("task_timeout_s", 600.0, "give up on the task after this long (s)")
+        self.planner_silence_s = p.non_negative(
+            "planner_silence_s",
+            1.0,
+            "a planner without feedback this long mid-task is gone: exit 3 (s; 0: off)",
+        )
+        self.watch = ServerWatch(self.planner_silence_s, FEEDBACK_DISCOVERY_S)
+        self.heartbeat = ClientHeartbeat(self, "run_task")  # the planner ends the task of a dead caller
+        self.goal_id = UUID(uuid=list(uuid.uuid4().bytes))
         self.client: ActionClient[RunTask.Goal, RunTask.Result, RunTask.Feedback] = ActionClient(
             self, RunTask, "run_task"
         )
@@ -54,9 +69,16 @@ class RunTaskClient(Node):
         except PeerTimeoutError as err:
             print(f"run_task: {err}", file=sys.stderr, flush=True)
 
+    def _beat(self) -> bool:
+        self.heartbeat.beat(self.goal_id)
+        return False  # never gives up: wait_for_live_result and send_goal have their deadlines
+
     def _on_feedback(self, msg: RunTask.Impl.FeedbackMessage) -> None:
+        self.watch.heard()
         fb = msg.feedback
         now = time.monotonic()
+        if fb.status == "running":  # a keep-alive
+            return
         if fb.status == "planned":
             self._steps[fb.index] = now
             print(format_step(fb.index, fb.subgoal, fb.status), flush=True)
@@ -80,13 +102,22 @@ class RunTaskClient(Node):
         print(f"Running {what}", flush=True)
         try:
             handle = send_goal(
-                self.client, self.goal, RESEND_S, "planner", self._on_feedback, attempts=ACCEPTANCE_TRIES
+                self.client,
+                self.goal,
+                RESEND_S,
+                "planner",
+                self._on_feedback,
+                give_up=self._beat,
+                goal_id=self.goal_id,
+                attempts=ACCEPTANCE_TRIES,
             )
             self._handle = handle
             if not handle.accepted:
                 print("run_task: the planner rejected the task", file=sys.stderr, flush=True)
                 return 2
-            result = wait_for(handle.get_result_async(), self.task_timeout_s, "planner").result
+            result = wait_for_live_result(
+                handle.get_result_async(), self.watch, self.task_timeout_s, "the planner", self._beat
+            ).result
         except PeerTimeoutError as err:
             print(f"run_task: {err}", file=sys.stderr, flush=True)
             return 3

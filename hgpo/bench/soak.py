@@ -16,7 +16,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from hgpo.bench.faults import VICTIMS as NODES
+from hgpo.bench.faults import SIM_VICTIMS as NODES
 from hgpo.bench.faults import Graph, Probe
 from hgpo.bench.report import table, write_json
 from ros_nodes.local_graph import init_local_ros, local_graph_env
@@ -68,6 +68,8 @@ def run(config: BenchSoakConfig) -> dict:
                 episode = {"task": task, "seed": i, "success": bool(result.success), "lost": False}
             except PeerTimeoutError as err:
                 episode = {"task": task, "seed": i, "success": False, "lost": True, "error": str(err)}
+            except RuntimeError as err:  # refused: a failed task, not a lost result; the soak goes on
+                episode = {"task": task, "seed": i, "success": False, "lost": False, "error": str(err)}
             episodes.append({**episode, "wall_s": time.monotonic() - t0})
             if i == 0:
                 rss_first = rss_mb(graph)

@@ -17,6 +17,8 @@ from geometry_msgs.msg import TwistStamped
 from hgpo_msgs.action import ExecuteSubgoal, RunTask
 from hgpo_msgs.msg import ObjectStateArray, SceneState
 from hgpo_msgs.srv import ResetScene
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.task import Future
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool, Float64MultiArray
 from std_srvs.srv import Trigger
@@ -384,6 +386,46 @@ def test_a_reset_waits_for_perception_to_report_the_tasks_objects(ros_env, test_
         assert response.success, response.message
         target = make_task("reach", seed=2).goal[0].args[0]
         assert target in {obj.name for obj in response.scene.objects}
+    finally:
+        for node in nodes:
+            assert node.stop(timeout=20) == 0, node.output
+
+
+def test_a_lost_world_reset_answer_is_resent_not_waited_out(ros_env, test_node) -> None:
+    """A restarted bridge may not yet be matched by the fake arm, which then drops its answer to the world
+    reset. Regression: the bridge awaited that one answer, and the first reset after a restart failed after
+    reset_timeout_s. Here the test's world-reset service never answers its first request."""
+    ns = "lost_world_reset"
+    requests: list[int] = []
+    never: Future[None] = Future()  # the first request's answer: lost
+
+    async def answer(request: ResetScene.Request, response: ResetScene.Response) -> ResetScene.Response:
+        requests.append(request.seed)
+        if len(requests) == 1:
+            await never
+        response.success, response.task = True, request.task
+        response.scene.header.stamp = test_node.get_clock().now().to_msg()
+        return response
+
+    test_node.create_service(
+        ResetScene, f"/{ns}/world_reset", answer, callback_group=ReentrantCallbackGroup()
+    )
+    nodes = [
+        start("fake_arm", ros_env, ns, *HARDWARE, "task:=reach"),
+        start("arm_bridge", ros_env, ns, *HARDWARE, f"world_reset_service:=/{ns}/world_reset"),
+    ]
+    try:
+        scenes = Watch(test_node, SceneState, f"/{ns}/scene_state", flag=lambda m: bool(m.objects))
+        client = test_node.create_client(ResetScene, f"/{ns}/reset_scene")
+        assert client.wait_for_service(timeout_sec=DISCOVERY_S), "reset_scene never appeared"
+        assert scenes.flagged.wait(DISCOVERY_S), "the bridge never heard the arm and perception"
+        started = time.monotonic()
+        response = wait_for(
+            client.call_async(ResetScene.Request(task="reach", seed=3)), DISCOVERY_S, "reset_scene"
+        )
+        assert response.success, response.message
+        assert time.monotonic() - started < 4.0  # resent after 1 s, not failed after reset_timeout_s (5 s)
+        assert requests[:2] == [3, 3]
     finally:
         for node in nodes:
             assert node.stop(timeout=20) == 0, node.output
