@@ -21,12 +21,13 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from hgpo.bench.arguments import add_graph_arguments
 from hgpo.bench.report import table, write_json
 from ros_nodes.local_graph import init_local_ros, local_graph_env
 
@@ -439,13 +440,10 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="hgpo bench faults", description=__doc__)
     parser.add_argument("--faults", nargs="+", choices=VICTIMS, default=list(default.faults), metavar="NODE")
     parser.add_argument("--trials", type=int, default=default.trials, help="kills per node (%(default)s)")
-    parser.add_argument(
-        "--json", type=Path, default=default.json, help="where to write the figures (%(default)s)"
-    )
-    parser.add_argument("--domain-id", type=int, default=default.domain_id, help="ROS domain for the graph")
+    add_graph_arguments(parser, default.json, default.domain_id)
     args = parser.parse_args(argv)
-    if args.trials < 1 or not 0 <= args.domain_id <= 101:
-        parser.error("--trials must be at least 1 and --domain-id within 0..101")
+    if args.trials < 1:
+        parser.error("--trials must be at least 1")
     config = BenchFaultsConfig(
         faults=tuple(args.faults), trials=args.trials, domain_id=args.domain_id, json=args.json
     )
@@ -481,7 +479,6 @@ def main(argv: list[str]) -> int:
     )
     for r in records:
         print(f"{r['victim']}: {r['detected_by']}")
-    record = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(config).items()}
-    write_json(config.json, "faults", record, results)
+    write_json(config.json, "faults", config, results)
     print(f"\nwrote {config.json}")
     return 0 if all(r["next_task"]["success"] and r["detected_s"] is not None for r in records) else 1

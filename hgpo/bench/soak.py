@@ -13,9 +13,10 @@ import argparse
 import os
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
+from hgpo.bench.arguments import add_graph_arguments
 from hgpo.bench.faults import SIM_VICTIMS as NODES
 from hgpo.bench.faults import Graph, Probe
 from hgpo.bench.report import table, write_json
@@ -108,13 +109,10 @@ def main(argv: list[str]) -> int:
     default = BenchSoakConfig()
     parser = argparse.ArgumentParser(prog="hgpo bench soak", description=__doc__)
     parser.add_argument("--tasks", type=int, default=default.tasks, help="tasks to run (%(default)s)")
-    parser.add_argument(
-        "--json", type=Path, default=default.json, help="where to write the figures (%(default)s)"
-    )
-    parser.add_argument("--domain-id", type=int, default=default.domain_id, help="ROS domain for the graph")
+    add_graph_arguments(parser, default.json, default.domain_id)
     args = parser.parse_args(argv)
-    if args.tasks < 2 or not 0 <= args.domain_id <= 101:
-        parser.error("--tasks must be at least 2 and --domain-id within 0..101")
+    if args.tasks < 2:
+        parser.error("--tasks must be at least 2")
     config = BenchSoakConfig(tasks=args.tasks, domain_id=args.domain_id, json=args.json)
     config.json.parent.mkdir(parents=True, exist_ok=True)
     print(f"Starting the sim graph in ROS domain {config.domain_id}; {config.tasks} tasks", flush=True)
@@ -137,7 +135,6 @@ def main(argv: list[str]) -> int:
             ],
         )
     )
-    record = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(config).items()}
-    write_json(config.json, "soak", record, results)
+    write_json(config.json, "soak", config, results)
     print(f"\nwrote {config.json}")
     return 0 if results["lost"] == 0 and results["duplicated"] == 0 else 1
