@@ -89,7 +89,9 @@ def test_saved_adapter_gives_the_planner_identical_logits(tiny_planner_dir: Path
         trained = policy.model(input_ids=batch["input_ids"]).logits
         with policy.reference():
             base = policy.model(input_ids=batch["input_ids"]).logits
-        served = TransformersModel(LLMConfig(model=str(tiny_planner_dir), adapter=str(tmp_path / "adapter")))
+        served = TransformersModel(
+            LLMConfig(model=str(tiny_planner_dir), adapter=str(tmp_path / "adapter"), dtype="float32")
+        )  # the number format training ran in
         loaded = served.model(input_ids=batch["input_ids"]).logits
     assert (trained - base).abs().max() > 1e-2  # the adapter changes the model...
     # ...and loads back into the planner's backend (merged into the weights: float rounding only)

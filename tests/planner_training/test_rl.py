@@ -331,6 +331,7 @@ def test_rollouts_decode_as_the_evaluated_adapter_and_leave_the_policy_trainable
             temperature=config.rollout.temperature,
             seed=7,
             history_k=config.history_k,
+            dtype=config.dtype,  # the served weights in the format the policy trains in
         )
         served = make_planner("llm", llm)
         evaluated = [arena.play(state, served) for state in states for _ in range(2)]

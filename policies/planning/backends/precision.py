@@ -3,7 +3,7 @@ multiplies it natively, float32 elsewhere).
 
 A CPU with AMX or AVX512-BF16 (Intel Sapphire Rapids and later, AMD Zen 4 and later) runs a bfloat16 linear
 layer about three times faster than a float32 one (docs/planner_latency.md); a CPU without them emulates
-bfloat16 and is slower than float32, so `auto` decides per machine and says so in the model's description.
+bfloat16 and is slower than float32, so `auto` decides per machine.
 """
 
 from __future__ import annotations

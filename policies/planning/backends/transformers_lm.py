@@ -165,10 +165,8 @@ class TransformersModel:
         if eos is None:
             raise ModelError(f"model {config.model!r}: its tokenizer has no end-of-sequence token")
         self.eos: int = int(eos)
-        self.description = (
-            f"transformers:{config.model}"
-            + (f"+lora:{config.adapter}" if config.adapter else "")
-            + f" ({str(self.model.dtype).removeprefix('torch.')})"
+        self.description = f"transformers:{config.model}" + (
+            f"+lora:{config.adapter}" if config.adapter else ""
         )
         self._choice_ids: dict[str, list[int]] = {}
         self._generator = torch.Generator().manual_seed(config.seed)
