@@ -313,15 +313,33 @@ def wait(predicate: Any, timeout_s: float) -> bool:
     return True
 
 
+def moving_task(probe: Probe, task: str) -> Caller:
+    """`task` sent and its arm seen moving; a task that ends before the arm moves (its first reset lost on a
+    graph just started) is sent again, once."""
+    for attempt in range(2):
+        sent, call = time.monotonic(), Caller(probe, task, seed=1)
+        moved = False
+
+        def moved_or_ended(sent: float = sent, call: Caller = call) -> bool:
+            nonlocal moved
+            moved = probe.moving(sent)
+            return moved or call.heard is not None
+
+        wait(moved_or_ended, START_S)
+        if moved:
+            return call
+        if attempt or call.heard is None:
+            break
+    ended = f"; the task ended: {call.heard[2]!r}" if call.heard else ""
+    raise RuntimeError(f"the arm never moved during {task!r}{ended}")
+
+
 def inject(graph: Graph, probe: Probe, victim: str, task: str = "stack", next_task: str = "reach") -> dict:
     """Kill `victim` while the arm moves during `task`, restart it alone, run `next_task`: the record."""
     from ros_nodes.waiting import PeerTimeoutError, wait_for
 
     probe.discovered()
-    sent = time.monotonic()
-    call = Caller(probe, task, seed=1)
-    if not wait(lambda: probe.moving(sent), START_S):
-        raise RuntimeError(f"the arm never moved during {task!r}")
+    call = moving_task(probe, task)
     killed = time.monotonic()
     graph.nodes[victim].kill()
     detected = lambda: (  # noqa: E731

@@ -226,7 +226,9 @@ def test_concurrent_run_task_goals_are_accepted_or_rejected_never_accepted_then_
 
     def send(i: int) -> None:
         go.wait()
-        handles[i] = send_goal(clients[i], RunTask.Goal(task="reach", seed=2, reset=True), 10.0, "planner")
+        # sort (eight subgoals): a task long enough that every goal arrives while it runs (after a reach
+        # ended, a late goal was rightly accepted as the only one)
+        handles[i] = send_goal(clients[i], RunTask.Goal(task="sort", seed=2, reset=True), 10.0, "planner")
 
     threads = [threading.Thread(target=send, args=(i,)) for i in range(len(clients))]
     for thread in threads:
