@@ -48,9 +48,10 @@ class LLMConfig:
     """torch CPU threads (0: torch's default, all cores); 1 suits a CPU shared with the sim."""
     device: str = "cpu"
     """transformers: torch device of the model (cpu, cuda, cuda:1, ...)."""
-    dtype: str = "auto"
-    """transformers: number format of the weights: auto (bfloat16 where the device multiplies it natively: AMX
-    or AVX512-BF16 CPUs, CUDA; else float32) | float32 | bfloat16."""
+    dtype: str = "float32"
+    """transformers: number format of the weights: float32 | bfloat16 | auto (bfloat16 where the device
+    multiplies it natively: AMX or AVX512-BF16 CPUs, CUDA; else float32). bfloat16 prefills faster but runs
+    single-token passes slower on CPU (docs/planner_latency.md)."""
     history_k: int = 4
     """the prompt shows this many of the last executed subgoals."""
     task_rules: bool = True

@@ -1,9 +1,9 @@
 """The number format a local model computes in: `float32`, `bfloat16`, or `auto` (bfloat16 where the device
 multiplies it natively, float32 elsewhere).
 
-A CPU with AMX or AVX512-BF16 (Intel Sapphire Rapids and later, AMD Zen 4 and later) runs a bfloat16 linear
-layer about three times faster than a float32 one (docs/planner_latency.md); a CPU without them emulates
-bfloat16 and is slower than float32, so `auto` decides per machine.
+A CPU with AMX or AVX512-BF16 (Intel Sapphire Rapids and later, AMD Zen 4 and later) prefills a prompt in
+bfloat16 faster than in float32, but torch runs its single-token passes slower (docs/planner_latency.md); a CPU
+without them emulates bfloat16 and is slower throughout, so `auto` decides per machine.
 """
 
 from __future__ import annotations
