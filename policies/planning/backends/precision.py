@@ -2,8 +2,8 @@
 multiplies it natively, float32 elsewhere).
 
 A CPU with AMX or AVX512-BF16 (Intel Sapphire Rapids and later, AMD Zen 4 and later) prefills a prompt in
-bfloat16 faster than in float32, but torch runs its single-token passes slower (docs/planner_latency.md); a CPU
-without them emulates bfloat16 and is slower throughout, so `auto` decides per machine.
+bfloat16 faster than in float32, but torch runs its single-token passes slower (docs/planner_latency.md);
+a CPU without them emulates bfloat16 and is slower throughout, so `auto` decides per machine.
 """
 
 from __future__ import annotations
