@@ -18,7 +18,7 @@ from rclpy.serialization import serialize_message
 from std_msgs.msg import Float64
 
 from ros_nodes.bag.definitions import message_definition
-from ros_nodes.bag.info import bag_info
+from ros_nodes.bag.info import TopicInfo, bag_info
 from ros_nodes.bag.reader import Ros2Decoder, open_bag
 from ros_nodes.bag.writer import BagWriter, OfferedQos
 from ros_nodes.message_types import message_class
@@ -117,9 +117,22 @@ def recorded_graph(ros_env: dict[str, str], tmp_path: Path) -> Iterator[Launched
     launched.stop(timeout=30)
 
 
+def run_pick_place(test_node: Node, seed: int, launched: Launched) -> None:
+    call = ActionCall(
+        test_node, RunTask, "/hgpo/run_task", RunTask.Goal(task="pick_place", reset=True, seed=seed)
+    )
+    status, result = call.result(TASK_TIMEOUT_S)
+    assert status == GoalStatus.STATUS_SUCCEEDED, (result.message, launched.output)
+
+
 def test_recorded_sim_run_holds_what_the_nodes_published(recorded_graph, test_node, tmp_path: Path) -> None:
-    """A whole sim run with record:=true: every message decodes; the test's own subscriptions, made after
-    the recorder's, saw nothing the recording lacks, and on the event topics exactly what it holds."""
+    """A whole sim run with record:=true: every message decodes, and once DDS has matched the recorder with
+    every publisher, the recording holds exactly what a listener heard on the event topics, and all of it on the
+    others.
+
+    Discovery between two participants is not ordered across a third, so a subscription made before another's
+    does not match a publisher first: a first task proves the recorder matched (it recorded on every event
+    topic), and the second task is compared."""
     launched = recorded_graph
     events = [
         "/hgpo/subgoal",
@@ -131,6 +144,13 @@ def test_recorded_sim_run_holds_what_the_nodes_published(recorded_graph, test_no
     ]
     continuous = ["/hgpo/scene_state", "/hgpo/joint_states", "/hgpo/cmd_twist", "/hgpo/gripper_cmd"]
     wait_recorded(test_node, events + continuous)
+    run_pick_place(test_node, 4, launched)
+    path = recording(tmp_path)
+    wait_until(
+        lambda: all(bag_info(path).topics.get(t, TopicInfo("")).count > 0 for t in events),
+        DISCOVERY_S,
+        "the first task's messages on every event topic in the file",
+    )
     heard: dict[str, list[bytes]] = defaultdict(list)
     types = dict(test_node.get_topic_names_and_types())
     subscriptions = []
@@ -144,18 +164,18 @@ def test_recorded_sim_run_holds_what_the_nodes_published(recorded_graph, test_no
                 message_class(types[topic][0]), topic, heard[topic].append, qos, raw=True
             )
         )
-    call = ActionCall(
-        test_node, RunTask, "/hgpo/run_task", RunTask.Goal(task="pick_place", reset=True, seed=4)
-    )
-    status, result = call.result(TASK_TIMEOUT_S)
-    assert status == GoalStatus.STATUS_SUCCEEDED, (result.message, launched.output)
+    for topic, subscription in zip(events + continuous, subscriptions, strict=True):
+        wait_until(lambda s=subscription: s.get_publisher_count() > 0, DISCOVERY_S, f"a publisher on {topic}")
+    statuses_before = len(heard["/hgpo/run_task/_action/status"])  # the latched status of the first task
+    run_pick_place(test_node, 5, launched)
     wait_until(
-        lambda: len(heard["/hgpo/run_task/_action/status"]) >= 3, DISCOVERY_S, "the task's last status"
+        lambda: len(heard["/hgpo/run_task/_action/status"]) >= statuses_before + 3,
+        DISCOVERY_S,
+        "the second task's last status",
     )
     for subscription in subscriptions:
         test_node.destroy_subscription(subscription)
     assert launched.stop(timeout=30) == 0, launched.output
-    path = recording(tmp_path)
     assert str(path.resolve()) in launched.output, "the launch log names the recording"
 
     bag, decoder = open_bag(path), Ros2Decoder()
@@ -166,7 +186,8 @@ def test_recorded_sim_run_holds_what_the_nodes_published(recorded_graph, test_no
     assert bag.complete
     for topic in events:
         assert heard[topic], f"nothing heard on {topic}"
-        assert recorded[topic] == heard[topic], topic
+        assert len(recorded[topic]) > len(heard[topic]), f"{topic}: the first task is recorded too"
+        assert recorded[topic][-len(heard[topic]) :] == heard[topic], topic
     for topic in continuous:
         assert heard[topic] and set(heard[topic]) <= set(recorded[topic]), topic
     assert len(recorded["/hgpo/scene_state"]) >= len(heard["/hgpo/scene_state"]) > 100
