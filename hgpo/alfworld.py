@@ -10,14 +10,16 @@ import dataclasses
 import json
 import sys
 import time
+from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TypeVar
 
 from hgpo.cli import Commands, dispatch
 from hgpo.llm_arguments import add_llm_arguments, llm_config
+from hgpo.worker_arguments import add_worker_arguments, workers_from
 
-if TYPE_CHECKING:
-    from policies.planning import LLMConfig, Planner
+T = TypeVar("T")
 
 PLANNER_YAML = Path(__file__).resolve().parent.parent / "launch" / "config" / "planner_alfworld.yaml"
 
@@ -123,13 +125,13 @@ def _games(args: argparse.Namespace, parser: argparse.ArgumentParser) -> list:
     return games[: args.limit] if args.limit else games
 
 
-def _planner(name: str, llm: LLMConfig | None, parser: argparse.ArgumentParser) -> Planner | None:
-    """The named alfworld planner; a bad name is a usage error, a model that cannot load is reported, None."""
+def _started(name: str, start: Callable[[], T], parser: argparse.ArgumentParser) -> T | None:
+    """`start()`, which loads the named alfworld planner (in this process or in every Ray worker): a bad
+    name is a usage error, a model that cannot load is reported, None."""
     from policies.planning.backends import ModelError
-    from policies.worlds import make_planner
 
     try:
-        return make_planner(name, llm, domain="alfworld")
+        return start()
     except ValueError as err:
         parser.error(str(err))
     except ModelError as err:
@@ -162,33 +164,32 @@ def eval_main(argv: list[str]) -> int:
         "task rules prune them by default); the expert and searcher never consult the rules",
     )
     add_llm_arguments(parser, "--planner llm", PLANNER_YAML)
+    add_worker_arguments(parser)
     args = parser.parse_args(argv)
     from tqdm import tqdm
 
     from hgpo.bench.report import table
-    from policies.alfworld.episodes import run_episode
+    from policies.alfworld.episodes import AlfworldPlayers
     from policies.alfworld.evaluation import grammar_table, paper_table, summarize
-    from policies.alfworld.planners import EXPERT_PLAN_PLANNERS
-    from sim.alfworld import AlfworldTextEnv, GameFileError
+    from policies.sharding import episode_runner
+    from sim.alfworld import GameFileError
 
     llm = llm_config(args, parser)
     if args.no_task_rules:
         llm = dataclasses.replace(llm, task_rules=False)
-    planner = _planner(args.planner, llm, parser)
-    if planner is None:
-        return 2
-    with_expert = args.planner in EXPERT_PLAN_PLANNERS
-    games = _games(args, parser)
-    env = AlfworldTextEnv(max_steps=args.max_steps, expert=with_expert)
-    results = []
-    try:
-        for game in tqdm(games, unit="game", desc=f"{args.planner} planner"):
-            results.append(run_episode(env, game, planner, with_expert))
-    except GameFileError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    finally:
-        env.close()
+    players = AlfworldPlayers(args.planner, llm, args.max_steps)
+    with ExitStack() as stack:
+        play = _started(
+            args.planner, lambda: stack.enter_context(episode_runner(players, workers_from(args))), parser
+        )
+        if play is None:
+            return 2
+        games = _games(args, parser)
+        try:
+            results = list(tqdm(play(games), total=len(games), unit="game", desc=f"{args.planner} planner"))
+        except GameFileError as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 2
     summary = summarize(results)
     print(table(*paper_table({args.planner: summary})))
     print(table(*grammar_table(summary)))
@@ -264,53 +265,37 @@ def demos_main(argv: list[str]) -> int:
         "receptacles with nothing in hand (an order of search the prompt does not show)",
     )
     add_llm_arguments(parser, "--learner llm", PLANNER_YAML)
+    add_worker_arguments(parser)
     args = parser.parse_args(argv)
     if args.drop_search_order and not args.learner:
         parser.error("--drop-search-order needs --learner: it compares what the learner and expert choose")
     from tqdm import tqdm
 
-    from policies.alfworld.domain import AlfworldDomain
-    from policies.alfworld.episodes import demo_record, run_episode
-    from policies.alfworld.planners import search_order_only
-    from policies.planning.dagger import ExpertLabelledPlanner
-    from policies.planning.prompting import PromptBuilder
-    from sim.alfworld import AlfworldTextEnv
+    from policies.alfworld.episodes import AlfworldDemoPlayers
+    from policies.sharding import episode_runner
 
-    prompts = PromptBuilder.for_domain(AlfworldDomain())
-    expert = _planner(args.planner, None, parser)
-    learner = _planner(args.learner, llm_config(args, parser), parser) if args.learner else None
-    if expert is None or (args.learner and learner is None):
-        return 2
-    games = _games(args, parser)
-    env = AlfworldTextEnv(max_steps=args.max_steps, expert=True)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
+    learner = llm_config(args, parser) if args.learner else None
+    players = AlfworldDemoPlayers(args.planner, learner, args.drop_search_order, args.max_steps)
     records = kept = won = dropped = 0
-    partial = args.out.with_name(args.out.name + ".partial")
-    try:
+    with ExitStack() as stack:
+        play = _started(
+            args.learner or args.planner,
+            lambda: stack.enter_context(episode_runner(players, workers_from(args))),
+            parser,
+        )
+        if play is None:
+            return 2
+        games = _games(args, parser)
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        partial = args.out.with_name(args.out.name + ".partial")
         with partial.open("w") as out:
-            for game in tqdm(games, unit="game", desc="demos"):
-                lines: list[str] = []
-
-                def record(instruction, view, history, subgoal, choice=None, game=game, lines=lines) -> None:  # type: ignore[no-untyped-def]
-                    row = demo_record(game, instruction, view, history, subgoal, prompts)
-                    if learner is not None:
-                        row["learner_subgoal"] = str(choice) if choice else None
-                    lines.append(json.dumps(row))
-
-                if learner is None:
-                    result = run_episode(env, game, expert, True, on_decision=record)
-                else:
-                    skip = search_order_only if args.drop_search_order else None
-                    player = ExpertLabelledPlanner(learner, expert, record, skip)
-                    result = run_episode(env, game, player, True)
-                    dropped += player.skipped
-                won += result.won
-                if result.won or learner is not None:  # expert demonstrations: only its successes
+            for demos in tqdm(play(games), total=len(games), unit="game", desc="demos"):
+                won += demos.won
+                dropped += demos.dropped
+                if demos.won or learner is not None:  # expert demonstrations: only its successes
                     kept += 1
-                    records += len(lines)
-                    out.writelines(line + "\n" for line in lines)
-    finally:
-        env.close()
+                    records += len(demos.records)
+                    out.writelines(json.dumps(row) + "\n" for row in demos.records)
     partial.replace(args.out)
     who = f"{args.learner} labelled by {args.planner}" if learner else args.planner
     print(

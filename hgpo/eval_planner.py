@@ -8,6 +8,7 @@ import argparse
 import json
 import sys
 import time
+from contextlib import ExitStack
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from hgpo.bench.report import table
 from hgpo.llm_arguments import llm_config_from
 from hgpo.overrides import add_set_argument, parse_sets
 from hgpo.skill_arguments import add_skill_arguments, skill_policy
+from hgpo.worker_arguments import add_worker_arguments, workers_from
 from policies.evaluation import EpisodeResult
 from policies.planning import LLMConfig
 
@@ -117,6 +119,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--physics-rate", type=float, default=100.0, help="world steps per second (Hz)")
     parser.add_argument("--control-rate", type=float, default=25.0, help="controller ticks per second (Hz)")
     add_set_argument(parser, "the LLM planner's `llm` settings", "max_new_tokens=48")
+    add_worker_arguments(parser)
     return parser
 
 
@@ -134,65 +137,68 @@ def _llm_config(args: argparse.Namespace, parser: argparse.ArgumentParser) -> LL
 def main(argv: list[str]) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
-    from policies.evaluation import run_episode
-    from policies.planning import DecisionLog, LoopConfig, PlannerError
+    from policies.control import SkillPolicyConfig
+    from policies.evaluation import TabletopPlayers
+    from policies.planning import DecisionLog, PlannerError
     from policies.planning.backends import ModelError
-    from policies.worlds import make_planner
-    from sim.tabletop import SKILLS, TabletopWorld, UnknownTaskError, WorldConfig, make_task, task_names
+    from policies.sharding import episode_runner
+    from sim.tabletop import SKILLS, UnknownTaskError, task_names
 
     hold = args.physics_rate / args.control_rate if args.control_rate > 0 else 0.0
     if args.episodes < 1 or args.max_subgoals < 1 or hold < 1 or abs(hold - round(hold)) > 1e-9:
         parser.error("episodes and max-subgoals must be >= 1; the control rate must divide the physics rate")
-    try:
-        tasks = list(task_names(args.task))
-        policy = skill_policy(args)
-        llm = _llm_config(args, parser)
-        print(f"loading planner {args.planner!r} ...", flush=True)
-        planner = make_planner(args.planner, llm)
-    except (UnknownTaskError, ValueError, ModelError, PlannerError) as err:
-        print(f"hgpo eval-planner: error: {err}", file=sys.stderr)
-        return 2
-    run_dir = (
-        args.run_dir or REPO / "runs" / "eval-planner" / f"{time.strftime('%Y%m%d-%H%M%S')}-{args.planner}"
-    )
-    run_dir.mkdir(parents=True, exist_ok=True)
-    config = {
-        "planner": args.planner,
-        "tasks": tasks,
-        "split": args.split,
-        "episodes": args.episodes,
-        "seed_start": args.seed_start,
-        "max_subgoals": args.max_subgoals,
-        "physics_rate_hz": args.physics_rate,
-        "control_rate_hz": args.control_rate,
-        "skills": {skill: policy.source(skill) for skill in SKILLS},
-        "llm": asdict(llm) if args.planner == "llm" else None,
-    }
-    (run_dir / "config.json").write_text(json.dumps(config, indent=2) + "\n")
-    print("skills: " + "; ".join(f"{skill}: {source}" for skill, source in config["skills"].items()))
-    world = TabletopWorld(WorldConfig(control_dt=1.0 / args.physics_rate))
-    loop = LoopConfig(max_subgoals=args.max_subgoals)
-    episodes: list[EpisodeResult] = []
-    jobs = [
-        (name, seed) for name in tasks for seed in range(args.seed_start, args.seed_start + args.episodes)
-    ]
-    with DecisionLog(run_dir / "decisions.jsonl") as log, (run_dir / "episodes.jsonl").open("w") as out:
-        bar = tqdm(jobs, desc="episodes", unit="ep")
-        for name, seed in bar:
-            result = run_episode(
-                world,
-                make_task(name, seed, split=args.split),
-                planner,
-                policy,
-                action_hold=round(hold),
-                loop=loop,
-                log=log,
+    with ExitStack() as stack:
+        try:
+            tasks = list(task_names(args.task))
+            policy = skill_policy(args)
+            llm = _llm_config(args, parser)
+            players = TabletopPlayers(
+                args.planner,
+                llm,
+                args.skills,
+                SkillPolicyConfig(model_dir=args.skill_dir),
+                args.split,
+                args.physics_rate,
+                round(hold),
+                args.max_subgoals,
             )
+            print(f"loading planner {args.planner!r} ...", flush=True)
+            play = stack.enter_context(episode_runner(players, workers_from(args)))
+        except (UnknownTaskError, ValueError, ModelError, PlannerError) as err:
+            print(f"hgpo eval-planner: error: {err}", file=sys.stderr)
+            return 2
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        run_dir = args.run_dir or REPO / "runs" / "eval-planner" / f"{stamp}-{args.planner}"
+        run_dir.mkdir(parents=True, exist_ok=True)
+        config = {
+            "planner": args.planner,
+            "tasks": tasks,
+            "split": args.split,
+            "episodes": args.episodes,
+            "seed_start": args.seed_start,
+            "max_subgoals": args.max_subgoals,
+            "physics_rate_hz": args.physics_rate,
+            "control_rate_hz": args.control_rate,
+            "skills": {skill: policy.source(skill) for skill in SKILLS},
+            "llm": asdict(llm) if args.planner == "llm" else None,
+        }
+        (run_dir / "config.json").write_text(json.dumps(config, indent=2) + "\n")
+        print("skills: " + "; ".join(f"{skill}: {source}" for skill, source in config["skills"].items()))
+        episodes: list[EpisodeResult] = []
+        jobs = [
+            (name, seed) for name in tasks for seed in range(args.seed_start, args.seed_start + args.episodes)
+        ]
+        log = stack.enter_context(DecisionLog(run_dir / "decisions.jsonl"))
+        out = stack.enter_context((run_dir / "episodes.jsonl").open("w"))
+        bar = tqdm(play(jobs), total=len(jobs), desc="episodes", unit="ep")
+        for result in bar:
             episodes.append(result)
+            for decision in result.decisions:
+                log.write(decision)
             record = {k: v for k, v in asdict(result).items() if k != "decisions"}
             out.write(json.dumps(record, default=str) + "\n")
             out.flush()
-            bar.set_postfix(task=name, success=f"{np.mean([e.success for e in episodes]):.2f}")
+            bar.set_postfix(task=result.task, success=f"{np.mean([e.success for e in episodes]):.2f}")
     metrics = summarize(episodes, tasks)
     metrics_json = json.dumps({"config": config, **metrics}, indent=2) + "\n"
     (run_dir / "metrics.json").write_text(metrics_json)

@@ -8,11 +8,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from contextlib import ExitStack
 from pathlib import Path
 
 from hgpo.eval_planner import PLANNER_YAML
 from hgpo.llm_arguments import add_llm_arguments, llm_config
-from hgpo.skill_arguments import add_skill_arguments, skill_policy
+from hgpo.skill_arguments import add_skill_arguments
+from hgpo.worker_arguments import add_worker_arguments, workers_from
 
 
 def main(argv: list[str]) -> int:
@@ -38,50 +40,52 @@ def main(argv: list[str]) -> int:
     )
     add_skill_arguments(parser, "expert")
     add_llm_arguments(parser, "--learner llm", PLANNER_YAML)
+    add_worker_arguments(parser)
     args = parser.parse_args(argv)
     from tqdm import tqdm
 
-    from policies.planner_training.demos import tabletop_demonstrations
+    from policies.control import SkillPolicyConfig
+    from policies.planner_training.demos import TabletopDemoPlayers
     from policies.planning.backends import ModelError
-    from policies.worlds import make_planner
+    from policies.sharding import episode_runner
     from sim.tabletop import UnknownTaskError, task_names
 
-    try:
-        tasks = [task for name in args.tasks for task in task_names(name)]
-        policy = skill_policy(args)
-    except (UnknownTaskError, ValueError) as err:
-        print(f"hgpo tabletop-demos: error: {err}", file=sys.stderr)
-        return 2
     if args.seeds < 1:
         print("hgpo tabletop-demos: error: --seeds must be >= 1", file=sys.stderr)
         return 2
-    learner = None
-    if args.learner:
+    players = TabletopDemoPlayers(
+        args.history_k,
+        args.split,
+        llm_config(args, parser) if args.learner else None,
+        args.skills,
+        SkillPolicyConfig(model_dir=args.skill_dir),
+    )
+    seeds = range(args.seed_start, args.seed_start + args.seeds)
+    with ExitStack() as stack:
         try:
-            learner = make_planner(args.learner, llm_config(args, parser))
+            jobs = [(task, seed) for name in args.tasks for task in task_names(name) for seed in seeds]
+            play = stack.enter_context(episode_runner(players, workers_from(args)))
+        except (UnknownTaskError, ValueError) as err:
+            print(f"hgpo tabletop-demos: error: {err}", file=sys.stderr)
+            return 2
         except ModelError as err:
             print(f"hgpo tabletop-demos: error: the learner cannot start: {err}", file=sys.stderr)
             return 2
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    partial = args.out.with_name(args.out.name + ".partial")
-    seeds = range(args.seed_start, args.seed_start + args.seeds)
-    records = kept = solved = 0
-    episodes = tabletop_demonstrations(
-        tasks, seeds, args.history_k, split=args.split, learner=learner, policy=policy
-    )
-    with partial.open("w") as out, tqdm(total=len(tasks) * len(seeds), unit="ep", desc="demos") as bar:
-        for success, lines in episodes:
-            bar.update(1)
-            solved += success
-            if success or learner is not None:  # expert demonstrations: only its successes
-                kept += 1
-                records += len(lines)
-                out.writelines(json.dumps(line) + "\n" for line in lines)
-            bar.set_postfix(solved=f"{solved / bar.n:.2f}")
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        partial = args.out.with_name(args.out.name + ".partial")
+        records = kept = solved = 0
+        with partial.open("w") as out, tqdm(play(jobs), total=len(jobs), unit="ep", desc="demos") as bar:
+            for played, (success, lines) in enumerate(bar, start=1):
+                solved += success
+                if success or args.learner:  # expert demonstrations: only its successes
+                    kept += 1
+                    records += len(lines)
+                    out.writelines(json.dumps(line) + "\n" for line in lines)
+                bar.set_postfix(solved=f"{solved / played:.2f}")
     partial.replace(args.out)
-    who = "the LLM planner labelled by the expert" if learner else "the expert"
+    who = "the LLM planner labelled by the expert" if args.learner else "the expert"
     print(
-        f"wrote {records} records from {kept}/{bar.total} episodes to {args.out}; "
-        f"{who} solved {solved}/{bar.total}"
+        f"wrote {records} records from {kept}/{len(jobs)} episodes to {args.out}; "
+        f"{who} solved {solved}/{len(jobs)}"
     )
     return 0

@@ -4,9 +4,11 @@ simulator called directly instead of over DDS. Benchmarks and tests measure the 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from policies.control import SkillPolicy, execute_subgoal
+from policies.control import SkillPolicy, SkillPolicyConfig, execute_subgoal, make_skill_policy
 from policies.planning import (
     Decision,
     DecisionLog,
@@ -16,7 +18,9 @@ from policies.planning import (
     StepRecord,
     run_closed_loop,
 )
-from sim.tabletop import Subgoal, TabletopWorld, Task
+from policies.planning.llm_config import LLMConfig
+from sim.tabletop import Subgoal, TabletopWorld, Task, WorldConfig, make_task
+from sim.tabletop.phrasing import Split
 
 
 @dataclass(frozen=True)
@@ -83,3 +87,34 @@ def run_episode(
         decisions=tuple(outcome.decisions),
         instruction=task.instruction,
     )
+
+
+@dataclass(frozen=True)
+class TabletopPlayers:
+    """Tabletop episodes from (task, seed), as `hgpo eval-planner` plays them: a picklable recipe for the
+    world, planner and skill policy, so each Ray worker (policies/sharding.py) builds its own."""
+
+    planner: str
+    llm: LLMConfig | None
+    skills: str = "expert"
+    skill_config: SkillPolicyConfig = field(default_factory=SkillPolicyConfig)
+    split: Split | None = None  # the instruction grammar's split (None: each task's canonical sentence)
+    physics_rate: float = 100.0  # world steps per second
+    action_hold: int = 4  # world steps per controller tick
+    max_subgoals: int = 10
+
+    @contextmanager
+    def open(self) -> Iterator[Callable[[tuple[str, int]], EpisodeResult]]:
+        from policies.worlds import make_planner
+
+        planner = make_planner(self.planner, self.llm)
+        policy = make_skill_policy(self.skills, self.skill_config)
+        world = TabletopWorld(WorldConfig(control_dt=1.0 / self.physics_rate))
+        loop = LoopConfig(max_subgoals=self.max_subgoals)
+
+        def play(job: tuple[str, int]) -> EpisodeResult:
+            name, seed = job
+            task = make_task(name, seed, split=self.split)
+            return run_episode(world, task, planner, policy, action_hold=self.action_hold, loop=loop)
+
+        yield play

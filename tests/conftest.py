@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,20 @@ def smollm2_dir() -> Path:
     folder = MODEL_ALIASES[DEFAULT_MODEL]
     assert (folder / "config.json").is_file(), f"{folder} is missing: run `make setup`"
     return folder
+
+
+@pytest.fixture(scope="module")
+def ray_session() -> Iterator[None]:
+    """One local Ray instance (2 CPUs) for a test module: `--workers` runs join it instead of starting their
+    own, which takes seconds each time."""
+    import os
+
+    import ray
+
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
+    yield
+    ray.shutdown()
 
 
 @pytest.fixture

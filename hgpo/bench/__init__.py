@@ -36,6 +36,10 @@ BENCHMARKS: Commands = {
         "hgpo.bench.policy:main",
         "skill policy latency (ONNX vs torch) and the controller's rate and jitter at 50 and 200 Hz",
     ),
+    "workers": (
+        "hgpo.bench.workers:main",
+        "alfworld eval in one process vs on N Ray workers: wall time, speed-up, identical per-game results",
+    ),
 }
 
 

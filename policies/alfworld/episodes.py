@@ -5,15 +5,17 @@ and a game succeeds when won. Used by evaluation, demonstrations and the benchma
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from policies.alfworld.domain import AlfworldDomain, AlfworldView
 from policies.planning import Decision, LoopConfig, Planner, StepRecord, run_closed_loop
 from policies.planning.domain import Subgoal, valid_now
+from policies.planning.llm_config import LLMConfig
 from policies.planning.prompting import PromptBuilder
-from sim.alfworld import GameEntry, TextEnv, TextObservation, execute_subgoal
+from sim.alfworld import AlfworldTextEnv, GameEntry, TextEnv, TextObservation, execute_subgoal
 
 
 class GameGoal:
@@ -126,6 +128,81 @@ def run_episode(
         outcome.history,
         outcome.decisions,
     )
+
+
+@dataclass(frozen=True)
+class AlfworldPlayers:
+    """Games played as `hgpo alfworld eval` plays them: a picklable recipe for the text env and planner, so
+    each Ray worker (policies/sharding.py) builds its own."""
+
+    planner: str  # a planner of the alfworld world: expert, searcher, llm
+    llm: LLMConfig | None
+    max_steps: int = 50  # the game's command budget
+
+    @contextmanager
+    def open(self) -> Iterator[Callable[[GameEntry], EpisodeResult]]:
+        from policies.alfworld.planners import EXPERT_PLAN_PLANNERS
+        from policies.worlds import make_planner
+
+        planner = make_planner(self.planner, self.llm, domain="alfworld")
+        with_expert = self.planner in EXPERT_PLAN_PLANNERS
+        env = AlfworldTextEnv(max_steps=self.max_steps, expert=with_expert)
+        try:
+            yield lambda game: run_episode(env, game, planner, with_expert)
+        finally:
+            env.close()
+
+
+@dataclass(frozen=True)
+class GameDemos:
+    won: bool
+    records: list[dict[str, Any]]  # one per labelled decision (demo_record, with the learner's subgoal)
+    dropped: int  # labels left out as a difference in search order only
+
+
+@dataclass(frozen=True)
+class AlfworldDemoPlayers:
+    """Games played for `hgpo alfworld demos`: `expert` plays and labels its own decisions, or with `learner`
+    (DAgger) the LLM planner plays and `expert` labels every state it reaches. A picklable recipe, so each
+    Ray worker (policies/sharding.py) builds its own env and planners."""
+
+    expert: str  # searcher or expert
+    learner: LLMConfig | None = None
+    drop_search_order: bool = False  # with a learner: leave out labels that differ in search order only
+    max_steps: int = 50
+
+    @contextmanager
+    def open(self) -> Iterator[Callable[[GameEntry], GameDemos]]:
+        from policies.alfworld.planners import search_order_only
+        from policies.planning.dagger import ExpertLabelledPlanner
+        from policies.worlds import make_planner
+
+        prompts = PromptBuilder.for_domain(AlfworldDomain())
+        expert = make_planner(self.expert, None, domain="alfworld")
+        learner = make_planner("llm", self.learner, domain="alfworld") if self.learner is not None else None
+        skip = search_order_only if self.drop_search_order else None
+        env = AlfworldTextEnv(max_steps=self.max_steps, expert=True)
+
+        def play(game: GameEntry) -> GameDemos:
+            records: list[dict[str, Any]] = []
+
+            def record(  # type: ignore[no-untyped-def]
+                instruction, view, history, subgoal, choice=None
+            ) -> None:
+                row = demo_record(game, instruction, view, history, subgoal, prompts)
+                if learner is not None:
+                    row["learner_subgoal"] = str(choice) if choice else None
+                records.append(row)
+
+            if learner is None:
+                return GameDemos(run_episode(env, game, expert, True, on_decision=record).won, records, 0)
+            player = ExpertLabelledPlanner(learner, expert, record, skip)
+            return GameDemos(run_episode(env, game, player, True).won, records, player.skipped)
+
+        try:
+            yield play
+        finally:
+            env.close()
 
 
 def demo_record(

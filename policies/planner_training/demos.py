@@ -4,14 +4,17 @@ the states a learner reaches), each recorded with the LLM planner's own chat mes
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any
 
-from policies.control import ExpertSkillPolicy, SkillPolicy
+from policies.control import ExpertSkillPolicy, SkillPolicy, SkillPolicyConfig, make_skill_policy
 from policies.evaluation import run_episode
 from policies.planning import LoopConfig, Planner, StepRecord, format_subgoal
 from policies.planning.dagger import ExpertLabelledPlanner
 from policies.planning.domain import valid_now
+from policies.planning.llm_config import LLMConfig
 from policies.planning.prompting import PromptBuilder
 from policies.tabletop.domain import TabletopDomain
 from policies.tabletop.planners import ExpertPlannerBackend
@@ -56,16 +59,14 @@ class _Recorder:
         )
 
 
-def tabletop_demonstrations(
-    tasks: Sequence[str],
-    seeds: Sequence[int],
+def demonstration_player(
     history_k: int = 4,
     max_subgoals: int = 10,
     split: Split | None = None,
     learner: Planner | None = None,
     policy: SkillPolicy | None = None,
-) -> Iterator[tuple[bool, list[dict[str, Any]]]]:
-    """Per (task, seed): whether the episode succeeded and one record per decision, labelled by the expert
+) -> Callable[[tuple[str, int]], tuple[bool, list[dict[str, Any]]]]:
+    """Plays (task, seed): whether the episode succeeded and one record per decision, labelled by the expert
     planner. Without `learner` the expert plays (demonstrations); with one, the learner plays and the expert
     labels every state it reaches (DAgger). The loop ends when the task succeeds, so no decision after
     success (a closing done()) is ever asked for. `split` draws the instructions from that grammar split
@@ -75,10 +76,48 @@ def tabletop_demonstrations(
     skills = policy or ExpertSkillPolicy()
     loop = LoopConfig(max_subgoals=max_subgoals)
     expert = ExpertPlannerBackend()
+
+    def play(job: tuple[str, int]) -> tuple[bool, list[dict[str, Any]]]:
+        task = make_task(*job, split=split)
+        recorder = _Recorder(task, prompts, dagger=learner is not None)
+        player = ExpertLabelledPlanner(learner or expert, expert, recorder)
+        result = run_episode(world, task, player, skills, action_hold=4, loop=loop)
+        return result.success, recorder.records
+
+    return play
+
+
+def tabletop_demonstrations(
+    tasks: Sequence[str],
+    seeds: Sequence[int],
+    history_k: int = 4,
+    max_subgoals: int = 10,
+    split: Split | None = None,
+    learner: Planner | None = None,
+    policy: SkillPolicy | None = None,
+) -> Iterator[tuple[bool, list[dict[str, Any]]]]:
+    """`demonstration_player`'s episodes for every task and seed, in that order."""
+    play = demonstration_player(history_k, max_subgoals, split, learner, policy)
     for name in tasks:
         for seed in seeds:
-            task = make_task(name, seed, split=split)
-            recorder = _Recorder(task, prompts, dagger=learner is not None)
-            player = ExpertLabelledPlanner(learner or expert, expert, recorder)
-            result = run_episode(world, task, player, skills, action_hold=4, loop=loop)
-            yield result.success, recorder.records
+            yield play((name, seed))
+
+
+@dataclass(frozen=True)
+class TabletopDemoPlayers:
+    """`demonstration_player` as a picklable recipe, so each Ray worker (policies/sharding.py) builds its own
+    world, skills and learner."""
+
+    history_k: int = 4
+    split: Split | None = None
+    learner: LLMConfig | None = None  # DAgger: the LLM planner with these settings plays; None: the expert
+    skills: str = "expert"
+    skill_config: SkillPolicyConfig = field(default_factory=SkillPolicyConfig)
+
+    @contextmanager
+    def open(self) -> Iterator[Callable[[tuple[str, int]], tuple[bool, list[dict[str, Any]]]]]:
+        from policies.worlds import make_planner
+
+        policy = make_skill_policy(self.skills, self.skill_config)
+        learner = make_planner("llm", self.learner) if self.learner is not None else None
+        yield demonstration_player(self.history_k, split=self.split, learner=learner, policy=policy)

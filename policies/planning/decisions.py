@@ -60,6 +60,8 @@ class Decision:
     result: dict[str, Any] | None = None  # {"success", "message"} once executed
     stop: str = ""  # why the loop stopped at this decision, if it did
     meta: dict[str, Any] = field(default_factory=dict)  # episode facts from the caller (task, seed, ...)
+    time: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="milliseconds"))
+    """When it was made (UTC): taken here, so that a log written later, or by another process, keeps it."""
 
     @property
     def outputs(self) -> int:
@@ -70,9 +72,7 @@ class Decision:
         return self.trace.invalid_outputs if self.trace else 0
 
     def to_json(self) -> dict[str, Any]:
-        record = asdict(self)
-        record["time"] = datetime.now(UTC).isoformat(timespec="milliseconds")
-        return record
+        return asdict(self)
 
 
 class DecisionLog:

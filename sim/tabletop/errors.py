@@ -9,29 +9,40 @@ def _known(names: Iterable[str]) -> str:
     return ", ".join(sorted(names)) or "none"
 
 
-class UnknownTaskError(ValueError):
-    """A task name that is not in the registry."""
+class _UnknownNameError(ValueError):
+    """A name that is not among the known ones; pickles with both, so that it reaches a command from a Ray
+    worker as itself."""
+
+    kind = "name"
 
     def __init__(self, name: str, known: Iterable[str]) -> None:
-        super().__init__(f"unknown task {name!r}; known tasks: {_known(known)}")
+        self.name, self.known = name, tuple(known)
+        super().__init__(f"unknown {self.kind} {name!r}; known {self.kind}s: {_known(self.known)}")
+
+    def __reduce__(self) -> tuple[type, tuple[str, tuple[str, ...]]]:
+        return type(self), (self.name, self.known)
+
+
+class UnknownTaskError(_UnknownNameError):
+    """A task name that is not in the registry."""
+
+    kind = "task"
 
 
 class SubgoalError(ValueError):
     """A subgoal that cannot be executed in the current scene."""
 
 
-class UnknownSkillError(SubgoalError):
+class UnknownSkillError(_UnknownNameError, SubgoalError):
     """A skill name that is not in the vocabulary."""
 
-    def __init__(self, name: str, known: Iterable[str]) -> None:
-        super().__init__(f"unknown skill {name!r}; known skills: {_known(known)}")
+    kind = "skill"
 
 
-class UnknownObjectError(SubgoalError):
+class UnknownObjectError(_UnknownNameError, SubgoalError):
     """An object name that is not in the scene."""
 
-    def __init__(self, name: str, known: Iterable[str]) -> None:
-        super().__init__(f"unknown object {name!r}; known objects: {_known(known)}")
+    kind = "object"
 
 
 class ArityError(SubgoalError):

@@ -1,0 +1,40 @@
+"""Players whose Ray worker process dies for real in the middle of a run, for the tests of
+policies/sharding.py."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from policies.sharding import Players
+
+
+@dataclass(frozen=True)
+class DiesOnce:
+    """`players`, except that the worker process that first plays `fatal` exits on the spot (os._exit: no
+    clean-up, no exception, as a segfault or the OOM killer ends it); a marker file, created exclusively,
+    keeps the replacement that plays it again alive."""
+
+    players: Players[Any, Any]
+    fatal: Any
+    marker: Path
+
+    @contextmanager
+    def open(self) -> Iterator[Callable[[Any], Any]]:
+        with self.players.open() as play:
+
+            def dying(spec: Any) -> Any:
+                if spec == self.fatal:
+                    try:
+                        os.close(os.open(self.marker, os.O_CREAT | os.O_EXCL))
+                    except FileExistsError:
+                        pass
+                    else:
+                        os._exit(1)
+                return play(spec)
+
+            yield dying
