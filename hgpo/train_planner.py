@@ -22,6 +22,7 @@ from typing import Any
 import yaml  # type: ignore[import-untyped]
 
 from hgpo.overrides import add_set_argument, parse_sets
+from hgpo.worker_arguments import add_worker_arguments, workers_from
 from sim.config_mapping import merge, nest
 
 REPO = Path(__file__).resolve().parent.parent
@@ -55,6 +56,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--resume", type=Path, metavar="RUN", help="continue the run in this folder")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    add_worker_arguments(
+        parser,
+        "here the RL and DPO rollouts: each worker samples whole groups with its own copy of the base model, "
+        "sent the adapter weights every iteration, while this process evaluates and updates (a group samples "
+        "from its own seed: the episodes differ from a run without workers, not between worker counts)",
+    )
     return parser
 
 
@@ -124,7 +131,7 @@ def main(argv: list[str]) -> int:
     )
     try:
         with StopRequest("training") as stop:
-            outcome = train(config, run_dir, progress=not args.no_progress, stop=stop)
+            outcome = train(config, run_dir, not args.no_progress, stop, workers_from(args))
     except (DataError, ModelError, ValueError, FileNotFoundError, GameFileError) as err:
         print(f"hgpo train-planner: error: {err}", file=sys.stderr)
         return 2

@@ -1,6 +1,7 @@
 """--workers and --ray-address, for the commands that play many independent episodes (`hgpo eval-planner`,
-`hgpo alfworld eval`): the episodes sharded over Ray actors on this machine or a cluster, the output the same
-as one process writes (policies/sharding.py). Without either option nothing imports Ray."""
+`hgpo alfworld eval|demos`, `hgpo tabletop-demos`, the rollouts of `hgpo train-planner`): the episodes
+sharded over Ray actors on this machine or a cluster (policies/sharding.py). Without either option nothing
+imports Ray."""
 
 from __future__ import annotations
 
@@ -10,6 +11,12 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from policies.sharding import Workers
 
+SAME_OUTPUT = (
+    "each with its own world and planner (a model copy each: mind the memory); the output is the one this "
+    "command writes without workers"
+)
+"""What --workers promises on the evaluation and demonstration commands."""
+
 
 def _positive(text: str) -> int:
     value = int(text)
@@ -18,14 +25,14 @@ def _positive(text: str) -> int:
     return value
 
 
-def add_worker_arguments(parser: argparse.ArgumentParser) -> None:
+def add_worker_arguments(parser: argparse.ArgumentParser, promise: str = SAME_OUTPUT) -> None:
+    """`promise`: what the workers do and keep, for --workers' help."""
     parser.add_argument(
         "--workers",
         type=_positive,
         metavar="N",
-        help="play the episodes in N Ray worker processes, each with its own world and planner (a model "
-        "copy each: mind the memory); results and JSON as one process writes them (default: in this "
-        "process, without Ray; with --ray-address: one per CPU of the cluster)",
+        help=f"play the episodes in N Ray worker processes, {promise} (default: in this process, without "
+        "Ray; with --ray-address: one per CPU of the cluster)",
     )
     parser.add_argument(
         "--ray-address",

@@ -15,12 +15,12 @@ from policies.sharding import Players
 
 @dataclass(frozen=True)
 class DiesOnce:
-    """`players`, except that the worker process that first plays `fatal` exits on the spot (os._exit: no
-    clean-up, no exception, as a segfault or the OOM killer ends it); a marker file, created exclusively,
-    keeps the replacement that plays it again alive."""
+    """`players`, except that the worker process that first plays a spec `fatal` picks exits on the spot
+    (os._exit: no clean-up, no exception, as a segfault or the OOM killer ends it); a marker file, created
+    exclusively, keeps the replacement that plays it again alive."""
 
     players: Players[Any, Any]
-    fatal: Any
+    fatal: Callable[[Any], bool]
     marker: Path
 
     @contextmanager
@@ -28,7 +28,7 @@ class DiesOnce:
         with self.players.open() as play:
 
             def dying(spec: Any) -> Any:
-                if spec == self.fatal:
+                if self.fatal(spec):
                     try:
                         os.close(os.open(self.marker, os.O_CREAT | os.O_EXCL))
                     except FileExistsError:
@@ -38,3 +38,8 @@ class DiesOnce:
                 return play(spec)
 
             yield dying
+
+
+def second_group(group: Any) -> bool:
+    """The second initial state's group of a planner-RL iteration (`rl.RolloutGroup`)."""
+    return bool(group.seed % 1_000_003 == 1)

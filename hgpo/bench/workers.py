@@ -1,6 +1,7 @@
-"""`hgpo bench workers`: `hgpo alfworld eval` over one game set in this process and with N Ray workers
-(`--workers N`), each run a fresh command as a user runs it: wall time per run, the speed-up over the
-in-process run, and whether every run gave the same per-game results (it must)."""
+"""`hgpo bench workers`: the same work in one process and on N Ray workers (`--workers N`), each run a fresh
+command as a user runs it. `hgpo alfworld eval` over one game set: wall time, speed-up over the first run,
+and whether every run gave the same per-game results (it must). One planner-RL iteration (`hgpo
+train-planner --algo grpo`, tabletop): the command's wall time and the iteration's rollout time."""
 
 from __future__ import annotations
 
@@ -30,6 +31,8 @@ TIMING_KEYS = frozenset(
 )
 """Figures that measure the clock, not the episodes: they differ between any two runs."""
 
+PARTS = ("alfworld", "rl")
+
 
 def without_timing(value: Any) -> Any:
     """`value` (parsed JSON) with every clock figure left out, at any depth."""
@@ -42,106 +45,178 @@ def without_timing(value: Any) -> Any:
 
 @dataclass(frozen=True)
 class BenchWorkersConfig:
+    parts: tuple[str, ...] = PARTS
+    workers: tuple[int, ...] = (0, 2)  # 0: in the command's process, without Ray; the first is the baseline
     games: Path | None = None  # a game set; None: generate `per_type` evaluation games per task type
     per_type: int = 8  # 8 x 6 task types = 48 games
     seed: int = 0
     planner: str = "llm"
-    workers: tuple[int, ...] = (0, 2)  # 0: in this process, without Ray
     max_steps: int = 50
+    group_size: int = 8  # RL: episodes per initial state
+    rl_sets: tuple[
+        str, ...
+    ] = ()  # RL: more `--set key=value` for train-planner (e.g. adapter=..., model=...)
     json: Path = Path("runs/bench/workers.json")
 
 
-def eval_run(games: Path, workers: int, config: BenchWorkersConfig, scratch: Path) -> dict[str, Any]:
-    """One `hgpo alfworld eval` as its own process: its wall time and its JSON."""
-    out = scratch / f"eval-{workers}.json"
-    command = [sys.executable, "-m", "hgpo.cli", "alfworld", "eval", "--games", str(games)]
-    command += ["--planner", config.planner, "--max-steps", str(config.max_steps), "--json", str(out)]
-    if workers:
-        command += ["--workers", str(workers)]
+def _timed(command: list[str], workers: int) -> float:
+    """Runs `hgpo ...` (with --workers N unless 0) as its own process; its wall time."""
+    command = [sys.executable, "-m", "hgpo.cli", *command] + (["--workers", str(workers)] if workers else [])
     print(f"$ hgpo {' '.join(command[3:])}", flush=True)
     started = time.perf_counter()
     subprocess.run(command, check=True)
-    return {"wall_s": time.perf_counter() - started, "record": json.loads(out.read_text())}
+    return time.perf_counter() - started
 
 
-def run(config: BenchWorkersConfig) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory() as scratch_dir:
-        scratch = Path(scratch_dir)
-        games = config.games
-        if games is None:
-            from sim.alfworld import make_games
-
-            print(f"generating {config.per_type} games per task type (seed {config.seed}) ...", flush=True)
-            make_games(scratch / "games", per_type=0, eval_per_type=config.per_type, seed=config.seed)
-            games = scratch / "games" / "valid_unseen"
-        runs = {workers: eval_run(games, workers, config, scratch) for workers in config.workers}
-    base = runs[config.workers[0]]
-    episodes = {workers: without_timing(r["record"]["episodes"]) for workers, r in runs.items()}
+def alfworld_runs(games: Path, config: BenchWorkersConfig, scratch: Path) -> dict[str, Any]:
+    records, walls = {}, {}
+    for workers in config.workers:
+        out = scratch / f"eval-{workers}.json"
+        command = ["alfworld", "eval", "--games", str(games), "--planner", config.planner]
+        command += ["--max-steps", str(config.max_steps), "--json", str(out)]
+        walls[workers] = _timed(command, workers)
+        records[workers] = json.loads(out.read_text())
+    base = config.workers[0]
+    episodes = {workers: without_timing(record["episodes"]) for workers, record in records.items()}
     return {
-        "games": base["record"]["games"],
-        "identical_results": all(e == episodes[config.workers[0]] for e in episodes.values()),
+        "games": records[base]["games"],
+        "identical_results": all(e == episodes[base] for e in episodes.values()),
         "runs": [
             {
                 "workers": workers,
-                "wall_s": r["wall_s"],
-                "speedup": base["wall_s"] / r["wall_s"],
-                "won": r["record"]["won"],
-                "success_rate": r["record"]["success_rate"],
-                "mean_episode_wall_s": r["record"]["mean_episode_wall_s"],
+                "wall_s": walls[workers],
+                "speedup": walls[base] / walls[workers],
+                "won": record["won"],
+                "success_rate": record["success_rate"],
+                "mean_episode_wall_s": record["mean_episode_wall_s"],
             }
-            for workers, r in runs.items()
+            for workers, record in records.items()
         ],
     }
+
+
+def rl_runs(config: BenchWorkersConfig, scratch: Path) -> dict[str, Any]:
+    """One grpo iteration on the tabletop per worker count; rollout seconds from the run's metrics."""
+    runs, base_rollout = [], 0.0
+    for workers in config.workers:
+        run_dir = scratch / f"rl-{workers}"
+        sets = ["rl.iterations=1", f"rl.group_size={config.group_size}", "eval_episodes=0", "eval_every=0"]
+        command = ["train-planner", "--algo", "grpo", "--domain", "tabletop", "--run-dir", str(run_dir)]
+        command += ["--no-progress", "--set", *sets, *config.rl_sets]
+        wall = _timed(command, workers)
+        row = json.loads((run_dir / "metrics.jsonl").read_text().splitlines()[-1])
+        rollout = row["perf/decision_s"] * row["rollout/decisions"]
+        base_rollout = base_rollout or rollout
+        runs.append(
+            {
+                "workers": workers,
+                "wall_s": wall,
+                "rollout_s": rollout,
+                "rollout_speedup": base_rollout / rollout,
+                "episodes": row["rollout/kept_episodes"],
+                "success_rate": row["rollout/success_rate"],
+            }
+        )
+    return {"group_size": config.group_size, "runs": runs}
+
+
+def run(config: BenchWorkersConfig) -> dict[str, Any]:
+    results: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as scratch_dir:
+        scratch = Path(scratch_dir)
+        if "alfworld" in config.parts:
+            games = config.games
+            if games is None:
+                from sim.alfworld import make_games
+
+                print(
+                    f"generating {config.per_type} games per task type (seed {config.seed}) ...", flush=True
+                )
+                make_games(scratch / "games", per_type=0, eval_per_type=config.per_type, seed=config.seed)
+                games = scratch / "games" / "valid_unseen"
+            results["alfworld_eval"] = alfworld_runs(games, config, scratch)
+        if "rl" in config.parts:
+            results["rl_iteration"] = rl_runs(config, scratch)
+    return results
 
 
 def _worker_count(text: str) -> int:
     value = int(text)
     if value < 0:
-        raise argparse.ArgumentTypeError(f"a worker count is >= 0 (0: in this process), got {value}")
+        raise argparse.ArgumentTypeError(f"a worker count is >= 0 (0: in one process), got {value}")
     return value
+
+
+def _label(workers: int) -> str:
+    return "in-process" if workers == 0 else f"{workers} workers"
 
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="hgpo bench workers", description=__doc__)
-    parser.add_argument("--games", type=Path, help="game folder (default: generate into a temp folder)")
+    defaults = BenchWorkersConfig()
     parser.add_argument(
-        "--per-type",
-        type=int,
-        default=BenchWorkersConfig.per_type,
-        help="generated games per type (%(default)s)",
-    )
-    parser.add_argument("--seed", type=int, default=BenchWorkersConfig.seed, help="generator seed")
-    parser.add_argument(
-        "--planner", default=BenchWorkersConfig.planner, help="alfworld eval's --planner (%(default)s)"
+        "--parts", nargs="+", choices=PARTS, default=list(PARTS), help="what to time (%(default)s)"
     )
     parser.add_argument(
         "--workers",
         type=_worker_count,
         nargs="+",
-        default=list(BenchWorkersConfig.workers),
-        help="worker counts to run, the first the baseline; 0: in this process, without Ray (%(default)s)",
+        default=list(defaults.workers),
+        help="worker counts to run, the first the baseline; 0: in one process, without Ray (%(default)s)",
     )
     parser.add_argument(
-        "--max-steps", type=int, default=BenchWorkersConfig.max_steps, help="step budget per game"
+        "--games", type=Path, help="alfworld: game folder (default: generate into a temp folder)"
     )
-    add_json_argument(parser, BenchWorkersConfig.json)
+    parser.add_argument(
+        "--per-type",
+        type=int,
+        default=defaults.per_type,
+        help="alfworld: generated games per type (%(default)s)",
+    )
+    parser.add_argument("--seed", type=int, default=defaults.seed, help="alfworld: generator seed")
+    parser.add_argument("--planner", default=defaults.planner, help="alfworld eval's --planner (%(default)s)")
+    parser.add_argument("--max-steps", type=int, default=defaults.max_steps, help="alfworld: steps per game")
+    parser.add_argument(
+        "--group-size", type=int, default=defaults.group_size, help="rl: episodes per state (%(default)s)"
+    )
+    parser.add_argument(
+        "--rl-set", nargs="+", default=[], metavar="KEY=VALUE", help="rl: more train-planner --set values"
+    )
+    add_json_argument(parser, defaults.json)
     args = parser.parse_args(argv)
     config = BenchWorkersConfig(
-        args.games, args.per_type, args.seed, args.planner, tuple(args.workers), args.max_steps, args.json
+        tuple(args.parts),
+        tuple(args.workers),
+        args.games,
+        args.per_type,
+        args.seed,
+        args.planner,
+        args.max_steps,
+        args.group_size,
+        tuple(args.rl_set),
+        args.json,
     )
     results = run(config)
-    rows = [
-        [
-            "in-process" if r["workers"] == 0 else r["workers"],
-            r["wall_s"],
-            f"{r['speedup']:.2f}x",
-            f"{r['won']}/{results['games']}",
-            r["mean_episode_wall_s"],
+    if "alfworld_eval" in results:
+        alfworld = results["alfworld_eval"]
+        rows = [
+            [
+                _label(r["workers"]),
+                r["wall_s"],
+                f"{r['speedup']:.2f}x",
+                f"{r['won']}/{alfworld['games']}",
+                r["mean_episode_wall_s"],
+            ]
+            for r in alfworld["runs"]
         ]
-        for r in results["runs"]
-    ]
-    print(table(["workers", "wall s", "speed-up", "won", "episode wall s"], rows))
-    print(f"per-game results identical across runs: {results['identical_results']}")
+        print(table(["alfworld eval", "wall s", "speed-up", "won", "episode wall s"], rows))
+        print(f"per-game results identical across runs: {alfworld['identical_results']}\n")
+    if "rl_iteration" in results:
+        rows = [
+            [_label(r["workers"]), r["wall_s"], r["rollout_s"], f"{r['rollout_speedup']:.2f}x", r["episodes"]]
+            for r in results["rl_iteration"]["runs"]
+        ]
+        print(table(["grpo iteration", "command wall s", "rollout s", "rollout speed-up", "episodes"], rows))
     write_json(config.json, "workers", config, results)
     print(f"wrote {config.json}")
-    return 0 if results["identical_results"] else 1
+    return 0 if results.get("alfworld_eval", {}).get("identical_results", True) else 1

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,8 +26,15 @@ import torch
 from policies.planner_training.advantages import Steps, advantages
 from policies.planner_training.config import PlannerTrainConfig, RewardWeights, RLSettings
 from policies.planner_training.data import Example, encode_text
-from policies.planner_training.model import Policy, token_logprobs
-from policies.planner_training.rollouts import Arena, Episode, StepData, episode_steps, play_episodes
+from policies.planner_training.model import Policy, load_policy, token_logprobs
+from policies.planner_training.rollouts import (
+    Arena,
+    Episode,
+    StepData,
+    episode_steps,
+    make_arena,
+    play_episodes,
+)
 from policies.planning import LLMConfig, LLMPlanner
 from policies.planning.backends.transformers_lm import TransformersModel
 from policies.worlds import make_domain
@@ -68,6 +76,57 @@ def play(
             config.rollout.batch,
             tick,
         )
+
+
+@dataclass(frozen=True)
+class RolloutGroup:
+    """One initial state's group of sampled episodes for a rollout worker, with the adapter weights of the
+    policy that samples them (the LoRA tensors only: each worker loads the base model once)."""
+
+    weights: dict[str, torch.Tensor]
+    state: str
+    repeats: int
+    seed: int
+
+
+@dataclass(frozen=True)
+class RolloutPlayers:
+    """Rollout workers of planner RL (policies/sharding.py): each loads the base model with a LoRA adapter
+    and its own arena once, then samples the groups it is sent with the weights that come with them."""
+
+    config: PlannerTrainConfig
+
+    @contextmanager
+    def open(self) -> Iterator[Callable[[RolloutGroup], list[Episode]]]:
+        config = self.config
+        if config.threads:
+            torch.set_num_threads(config.threads)
+        arena = make_arena(config.domain, config.rollout)
+        policy = load_policy(config.model, config.adapter, config.lora, config.device, config.dtype)
+
+        def sample(group: RolloutGroup) -> list[Episode]:
+            policy.load_trainable_state(group.weights)
+            return play(arena, policy, config, [group.state], group.repeats, True, group.seed)
+
+        try:
+            yield sample
+        finally:
+            arena.close()
+
+
+def play_on_workers(
+    workers: Callable[[Sequence[RolloutGroup]], Iterator[list[Episode]]],
+    policy: Policy,
+    states: Sequence[str],
+    repeats: int,
+    seed: int,
+) -> list[Episode]:
+    """`play`'s sampled episodes, each state's group played by whichever rollout worker is free, in the
+    order of `states`. A group samples from its own seed (`seed` and its place), so the episodes do not
+    depend on how many workers play them (they differ from one process's, which draws one stream)."""
+    weights = policy.trainable_state()
+    groups = [RolloutGroup(weights, state, repeats, seed * 1_000_003 + n) for n, state in enumerate(states)]
+    return [episode for episodes in workers(groups) for episode in episodes]
 
 
 def varied_groups(episodes: Sequence[Episode], weights: RewardWeights) -> list[Episode]:

@@ -19,6 +19,7 @@ import json
 import random
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,7 @@ from policies.planner_training.config import PlannerTrainConfig, from_mapping, t
 from policies.planner_training.data import encode, episodes_of, load_demos, repeated, split
 from policies.planner_training.model import Policy, load_policy
 from policies.planner_training.rollouts import Arena, Episode, make_arena, success_by_kind
+from policies.sharding import Workers, episode_runner
 from policies.skills.run_log import RunLog
 from policies.stop_request import never
 
@@ -223,8 +225,12 @@ def train_bc(
     return _finish(config, run_dir, log, outcome)
 
 
+Rollouts = Callable[[list[str], int, int], list[Episode]]
+"""(initial states, group size, seed) -> each state's group of episodes sampled from the current policy."""
+
+
 def play_iteration(
-    arena: Arena, policy: Policy, config: PlannerTrainConfig, states: list[str], iteration: int
+    rollouts: Rollouts, config: PlannerTrainConfig, states: list[str], iteration: int
 ) -> tuple[list[Episode], list[Episode]]:
     """An iteration's sampled episodes: all that were played, and those the update learns from (with
     `rl.dynamic_sampling`, only the groups whose returns differ, drawing more initial states until
@@ -238,7 +244,7 @@ def play_iteration(
     for draw in range(dynamic + 1):
         seed = config.seed * 100_003 + iteration + 7_919 * draw
         chosen = random.Random(seed).sample(states, min(per_iteration, len(states)))
-        episodes = rl.play(arena, policy, config, chosen, group, True, seed)
+        episodes = rollouts(chosen, group, seed)
         played += episodes
         kept += rl.varied_groups(episodes, config.reward) if dynamic else episodes
         if len(kept) >= per_iteration * group or not dynamic:
@@ -247,13 +253,35 @@ def play_iteration(
 
 
 def train_on_policy(
-    config: PlannerTrainConfig, run_dir: Path, progress: bool = True, stop: Callable[[], bool] = never
+    config: PlannerTrainConfig,
+    run_dir: Path,
+    progress: bool = True,
+    stop: Callable[[], bool] = never,
+    workers: Workers | None = None,
 ) -> Outcome:
     """Iterations of rollouts from the current policy, then an update: GRPO, GiGPO or HGPO advantages under
-    the clipped objective (config.rl.iterations), or DPO on the pairs mined from them (config.dpo.rounds)."""
+    the clipped objective (config.rl.iterations), or DPO on the pairs mined from them (config.dpo.rounds).
+    With `workers`, Ray workers sample the rollouts (each iteration sends them the adapter weights) while
+    this process evaluates and updates."""
     started = time.perf_counter()
     arena = make_arena(config.domain, config.rollout)  # first: missing games or skills write no run folder
     policy, optimizer, log, checkpoint = _setup(config, run_dir)
+    stack = ExitStack()
+    try:
+        sample = (
+            stack.enter_context(episode_runner(rl.RolloutPlayers(config), workers))
+            if workers is not None
+            else None
+        )
+    except BaseException:
+        arena.close()
+        raise
+
+    def rollouts(chosen: list[str], group: int, seed: int) -> list[Episode]:
+        if sample is None:
+            return rl.play(arena, policy, config, chosen, group, True, seed)
+        return rl.play_on_workers(sample, policy, chosen, group, seed)
+
     counters = checkpoint.load(policy, optimizer) or {"iteration": 0}
     log.truncate(counters["iteration"])
     states = arena.train_states()
@@ -266,7 +294,7 @@ def train_on_policy(
         while counters["iteration"] < iterations:
             iteration = counters["iteration"] + 1
             tick = time.perf_counter()
-            played, episodes = play_iteration(arena, policy, config, states, iteration)
+            played, episodes = play_iteration(rollouts, config, states, iteration)
             seconds = time.perf_counter() - tick
             metrics = rl.rollout_metrics(played, config.reward, policy.tokenizer, seconds)
             metrics["rollout/kept_episodes"] = float(len(episodes))
@@ -309,6 +337,7 @@ def train_on_policy(
         if config.eval_episodes and not outcome.stopped:
             outcome.evaluation = evaluate(policy, arena, config)
     finally:
+        stack.close()
         arena.close()
     return _finish(config, run_dir, log, outcome)
 
@@ -330,8 +359,22 @@ def _finish(config: PlannerTrainConfig, run_dir: Path, log: RunLog, outcome: Out
     return outcome
 
 
-TRAINERS: dict[str, Callable[[PlannerTrainConfig, Path, bool, Callable[[], bool]], Outcome]] = {
-    "bc": train_bc,
+def _train_bc(
+    config: PlannerTrainConfig,
+    run_dir: Path,
+    progress: bool,
+    stop: Callable[[], bool],
+    workers: Workers | None,
+) -> Outcome:
+    if workers is not None:
+        raise ValueError("workers sample RL and DPO rollouts; bc plays none (drop --workers / --ray-address)")
+    return train_bc(config, run_dir, progress, stop)
+
+
+TRAINERS: dict[
+    str, Callable[[PlannerTrainConfig, Path, bool, Callable[[], bool], Workers | None], Outcome]
+] = {
+    "bc": _train_bc,
     "grpo": train_on_policy,
     "gigpo": train_on_policy,
     "hgpo": train_on_policy,
@@ -340,7 +383,12 @@ TRAINERS: dict[str, Callable[[PlannerTrainConfig, Path, bool, Callable[[], bool]
 
 
 def train(
-    config: PlannerTrainConfig, run_dir: Path, progress: bool = True, stop: Callable[[], bool] = never
+    config: PlannerTrainConfig,
+    run_dir: Path,
+    progress: bool = True,
+    stop: Callable[[], bool] = never,
+    workers: Workers | None = None,
 ) -> Outcome:
-    """`stop()` is polled after each step (BC) or iteration (RL, DPO): true ends the run there, saved."""
-    return TRAINERS[config.algo](config, run_dir, progress, stop)
+    """`stop()` is polled after each step (BC) or iteration (RL, DPO): true ends the run there, saved.
+    `workers`: RL and DPO rollouts on Ray workers (policies/sharding.py), None: in this process."""
+    return TRAINERS[config.algo](config, run_dir, progress, stop, workers)

@@ -194,7 +194,11 @@ def test_dynamic_sampling_draws_states_until_groups_teach_something(
     policy = load_policy(config.model, "", config.lora)
     arena = make_arena("tabletop", config.rollout)
     try:
-        played, kept = play_iteration(arena, policy, config, arena.train_states(), 1)
+
+        def rollouts(states: list[str], group: int, seed: int) -> list[Episode]:
+            return rl.play(arena, policy, config, states, group, True, seed)
+
+        played, kept = play_iteration(rollouts, config, arena.train_states(), 1)
     finally:
         arena.close()
     assert len(played) % 4 == 0 and 4 <= len(played) <= 24 and len(kept) in (0, 4)

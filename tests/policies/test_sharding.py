@@ -9,12 +9,15 @@ import os
 import subprocess
 import sys
 import tempfile
+from functools import partial
+from operator import eq
 from pathlib import Path
 
 import psutil
 import pytest
 
 from hgpo.bench.workers import without_timing
+from hgpo.cli import main as hgpo
 from hgpo.eval_planner import main as eval_planner
 from policies.evaluation import TabletopPlayers
 from policies.sharding import Workers, episode_runner
@@ -47,7 +50,7 @@ def test_a_killed_worker_is_replaced_and_its_episode_played_again(
     ray_session: None, in_process: list, tmp_path: Path
 ) -> None:
     marker = tmp_path / "died"
-    with episode_runner(DiesOnce(EXPERT, JOBS[3], marker), Workers(count=2)) as play:
+    with episode_runner(DiesOnce(EXPERT, partial(eq, JOBS[3]), marker), Workers(count=2)) as play:
         results = list(play(JOBS))
     assert marker.exists(), "a worker process died mid-run"
     assert _outcomes(results) == _outcomes(in_process)  # nothing lost, nothing twice, the same order
@@ -75,6 +78,19 @@ def test_eval_planner_json_is_the_same_with_two_workers(
         runs[name]["metrics"] = without_timing(json.loads((tmp_path / name / "metrics.json").read_text()))
     assert runs["one"] == runs["two"]
     assert runs["one"]["metrics"]["episodes"] == 10 and len(runs["one"]["decisions.jsonl"]) >= 10
+
+
+def test_tabletop_demos_on_two_workers_are_the_records_of_one_process(
+    ray_session: None, tmp_path: Path
+) -> None:
+    argv = ["tabletop-demos", "--tasks", "reach", "stack", "--seeds", "2"]
+    outs = [tmp_path / "one.jsonl", tmp_path / "two.jsonl"]
+    assert hgpo([*argv, "--out", str(outs[0])]) == 0
+    assert hgpo([*argv, "--out", str(outs[1]), "--workers", "2"]) == 0
+    assert outs[0].read_text() == outs[1].read_text()
+    assert [json.loads(line)["task"] for line in outs[0].read_text().splitlines()] == ["reach"] * 2 + [
+        "stack"
+    ] * 4
 
 
 def _ray_processes(temp_dir: str) -> list[psutil.Process]:
