@@ -14,30 +14,34 @@ from policies.sharding import Players
 
 
 @dataclass(frozen=True)
-class DiesOnce:
-    """`players`, except that the worker process that first plays a spec `fatal` picks exits on the spot
-    (os._exit: no clean-up, no exception, as a segfault or the OOM killer ends it); a marker file, created
-    exclusively, keeps the replacement that plays it again alive."""
+class Dies:
+    """`players`, except that a worker process that plays a spec `fatal` picks exits on the spot (os._exit: no
+    clean-up, no exception, as a segfault or the OOM killer ends it): every time, or with `marker` only the
+    first (the file, created exclusively, keeps the replacement that plays it again alive)."""
 
     players: Players[Any, Any]
     fatal: Callable[[Any], bool]
-    marker: Path
+    marker: Path | None = None
 
     @contextmanager
     def open(self) -> Iterator[Callable[[Any], Any]]:
         with self.players.open() as play:
 
             def dying(spec: Any) -> Any:
-                if self.fatal(spec):
-                    try:
-                        os.close(os.open(self.marker, os.O_CREAT | os.O_EXCL))
-                    except FileExistsError:
-                        pass
-                    else:
-                        os._exit(1)
+                if self.fatal(spec) and self._first_time():
+                    os._exit(1)
                 return play(spec)
 
             yield dying
+
+    def _first_time(self) -> bool:
+        if self.marker is None:
+            return True
+        try:
+            os.close(os.open(self.marker, os.O_CREAT | os.O_EXCL))
+        except FileExistsError:
+            return False
+        return True
 
 
 def second_group(group: Any) -> bool:

@@ -15,7 +15,7 @@ from policies.planner_training.model import load_policy
 from policies.planner_training.rollouts import make_arena
 from policies.planner_training.runner import train
 from policies.sharding import Workers, episode_runner
-from tests.ray_workers import DiesOnce, second_group
+from tests.ray_workers import Dies, second_group
 
 STATES = ["reach:0:", "reach:1:"]
 
@@ -60,7 +60,7 @@ def test_workers_sample_with_the_weights_sent_and_lose_no_group_when_one_dies(
     finally:
         arena.close()
     marker = tmp_path / "died"
-    players = DiesOnce(rl.RolloutPlayers(config), second_group, marker)
+    players = Dies(rl.RolloutPlayers(config), second_group, marker)
     with episode_runner(players, Workers(count=2)) as sample:
         there = rl.play_on_workers(sample, policy, STATES, 2, 5)
         assert marker.exists(), "a worker died mid-iteration"

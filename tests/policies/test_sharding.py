@@ -20,9 +20,9 @@ from hgpo.bench.workers import without_timing
 from hgpo.cli import main as hgpo
 from hgpo.eval_planner import main as eval_planner
 from policies.evaluation import TabletopPlayers
-from policies.sharding import Workers, episode_runner
+from policies.sharding import Workers, WorkersDiedError, episode_runner
 from sim.tabletop import UnknownTaskError
-from tests.ray_workers import DiesOnce
+from tests.ray_workers import Dies
 
 REPO = Path(__file__).resolve().parents[2]
 JOBS = [(task, seed) for task in ("reach", "pick_place", "stack") for seed in (0, 1)]
@@ -50,10 +50,19 @@ def test_a_killed_worker_is_replaced_and_its_episode_played_again(
     ray_session: None, in_process: list, tmp_path: Path
 ) -> None:
     marker = tmp_path / "died"
-    with episode_runner(DiesOnce(EXPERT, partial(eq, JOBS[3]), marker), Workers(count=2)) as play:
+    with episode_runner(Dies(EXPERT, partial(eq, JOBS[3]), marker), Workers(count=2)) as play:
         results = list(play(JOBS))
     assert marker.exists(), "a worker process died mid-run"
     assert _outcomes(results) == _outcomes(in_process)  # nothing lost, nothing twice, the same order
+
+
+def test_a_run_whose_workers_keep_dying_gives_up_saying_so(ray_session: None) -> None:
+    dies = Dies(EXPERT, partial(eq, JOBS[0]))
+    with (
+        pytest.raises(WorkersDiedError, match="2 Ray workers died"),
+        episode_runner(dies, Workers(count=1, replacements=1)) as play,
+    ):
+        list(play(JOBS[:2]))
 
 
 def test_an_episode_error_is_raised_as_itself(ray_session: None) -> None:
