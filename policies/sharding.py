@@ -136,7 +136,13 @@ class _RayPool(Generic[S, R]):
         quiet: dict[str, Any] = {"logging_level": logging.ERROR, "log_to_driver": False}
         if not ray.is_initialized():  # a caller (a test) may share one session across runs
             if workers.address:
-                ray.init(address=workers.address, **quiet)
+                try:
+                    ray.init(address=workers.address, **quiet)
+                except ConnectionError as err:
+                    raise ValueError(
+                        f"cannot join the Ray cluster at {workers.address}: {err} (is it up? one started "
+                        "with token authentication needs RAY_AUTH_MODE=token and its token here too)"
+                    ) from err
             else:
                 ray.init(num_cpus=workers.count or 1, include_dashboard=False, **quiet)
             self._started_ray = True
