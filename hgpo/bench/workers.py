@@ -102,7 +102,7 @@ def rl_runs(config: BenchWorkersConfig, scratch: Path) -> dict[str, Any]:
         run_dir = scratch / f"rl-{workers}"
         sets = ["rl.iterations=1", f"rl.group_size={config.group_size}", "eval_episodes=0", "eval_every=0"]
         command = ["train-planner", "--algo", "grpo", "--domain", "tabletop", "--run-dir", str(run_dir)]
-        command += ["--no-progress", "--set", *sets, *config.rl_sets]
+        command += ["--no-progress"] + [arg for value in (*sets, *config.rl_sets) for arg in ("--set", value)]
         wall = _timed(command, workers)
         row = json.loads((run_dir / "metrics.jsonl").read_text().splitlines()[-1])
         rollout = row["perf/decision_s"] * row["rollout/decisions"]
