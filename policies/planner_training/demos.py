@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+import numpy as np
+
 from policies.control import ExpertSkillPolicy, SkillPolicy
 from policies.evaluation import run_episode
 from policies.planning import LoopConfig, Planner, StepRecord, format_subgoal
@@ -15,8 +17,9 @@ from policies.planning.domain import valid_now
 from policies.planning.prompting import PromptBuilder
 from policies.tabletop.domain import TabletopDomain
 from policies.tabletop.planners import ExpertPlannerBackend
-from sim.tabletop import SceneState, Subgoal, TabletopWorld, Task, WorldConfig, make_task
-from sim.tabletop.phrasing import Split
+from sim.tabletop import TASKS, SceneState, Subgoal, TabletopWorld, Task, WorldConfig, make_task
+from sim.tabletop.layout import LayoutRanges
+from sim.tabletop.phrasing import Split, draw, render
 
 
 class _Recorder:
@@ -82,3 +85,33 @@ def tabletop_demonstrations(
             player = ExpertLabelledPlanner(learner or expert, expert, recorder)
             result = run_episode(world, task, player, skills, action_hold=4, loop=loop)
             yield result.success, recorder.records
+
+
+def rephrase(record: dict[str, Any], copies: int, rng: np.random.Generator) -> list[dict[str, Any]]:
+    """Up to `copies` versions of a tabletop decision record, each with its instruction in another training
+    phrasing of its family, words drawn with `rng`: the same decision under other words, for BC data that
+    varies the language more than the episodes played do. The goal's slots are rebuilt from the record's
+    task, seed and split (default layout ranges, as `tabletop_demonstrations` plays them); the prompt changes
+    in its instruction line only. Copies repeat no sentence, the record's own included."""
+    if record.get("split") == "heldout":
+        raise ValueError(f"{record['task']} seed {record['seed']}: held-out records are never rephrased")
+    spec = TASKS[record["task"]]
+    draft = spec.build(np.random.default_rng(record["seed"]), LayoutRanges(), record.get("split"))
+    old_line = f"Instruction: {record['instruction']}\n"
+    out: list[dict[str, Any]] = []
+    said = {record["instruction"]}
+    for _ in range(4 * copies):  # a few retries where a draw repeats a sentence
+        if len(out) == copies:
+            break
+        phrasing = draw(record["task"], "train", rng)
+        instruction = render(phrasing, draft.slots, rng)
+        if instruction in said:
+            continue
+        said.add(instruction)
+        messages = [dict(m) for m in record["messages"]]
+        (user,) = [m for m in messages if m["role"] == "user"]
+        if user["content"].count(old_line) != 1:
+            raise ValueError(f"{record['task']} seed {record['seed']}: no one instruction line")
+        user["content"] = user["content"].replace(old_line, f"Instruction: {instruction}\n")
+        out.append({**record, "instruction": instruction, "phrasing": phrasing.id, "messages": messages})
+    return out
