@@ -140,8 +140,11 @@ def _planner(name: str, llm: LLMConfig | None, parser: argparse.ArgumentParser) 
 def eval_main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="hgpo alfworld eval",
-        description="Play every game of a set with a planner and the text skills; print success per task "
-        "type in the layout of the ReAct and GiGPO tables and write the figures as JSON.",
+        description="Play every game of a set with a planner and the text skills; print each game (its "
+        "command grammar, what it refused), success per task type in the layout of the ReAct and GiGPO "
+        "tables and the games and refusals per grammar, and write the figures as JSON. A refused subgoal is "
+        "one no admissible command says (never played: a grammar mismatch shows here) or a command the game "
+        "answered 'Nothing happens.'.",
     )
     _games_argument(parser)
     parser.add_argument(
@@ -167,7 +170,7 @@ def eval_main(argv: list[str]) -> int:
 
     from hgpo.bench.report import table
     from policies.alfworld.episodes import run_episode
-    from policies.alfworld.evaluation import grammar_table, paper_table, summarize
+    from policies.alfworld.evaluation import game_table, grammar_table, paper_table, summarize
     from policies.alfworld.planners import EXPERT_PLAN_PLANNERS
     from sim.alfworld import AlfworldTextEnv, GameFileError
 
@@ -190,6 +193,7 @@ def eval_main(argv: list[str]) -> int:
     finally:
         env.close()
     summary = summarize(results)
+    print(table(*game_table(results)) + "\n")
     print(table(*paper_table({args.planner: summary})))
     print(table(*grammar_table(summary)))
     print(
@@ -220,6 +224,8 @@ def eval_main(argv: list[str]) -> int:
                             "message",
                             "grammar",
                             "refused",
+                            "not_admissible",
+                            "nothing_happens",
                         )
                     },
                     "subgoals": [

@@ -15,16 +15,20 @@ from sim.alfworld import TASK_TYPES, discover_games, parse_subgoal
 def test_expert_solves_every_type(
     planner: str, any_grammar_game_set: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """In games of both grammars; the printout and the JSON say which grammar and that nothing was refused."""
+    """In games of both grammars; the printout and the JSON say which grammar each game spoke and that
+    nothing was refused."""
     out = tmp_path / "eval.json"
     assert eval_main(["--games", str(any_grammar_game_set), "--planner", planner, "--json", str(out)]) == 0
     record = json.loads(out.read_text())
-    grammar = discover_games(any_grammar_game_set)[0].grammar
-    assert record["grammars"] == {
-        grammar: {"games": len(TASK_TYPES), "won": len(TASK_TYPES), "refused": 0, "games_with_refusals": 0}
-    }
-    assert {(e["grammar"], e["refused"]) for e in record["episodes"]} == {(grammar, 0)}
-    assert record["task_rules"] is True and record["refused"] == 0
+    games = discover_games(any_grammar_game_set)
+    grammar = games[0].grammar
+    nothing_refused = {"refused": 0, "not_admissible": 0, "nothing_happens": 0, "games_with_refusals": 0}
+    all_won = {"games": len(TASK_TYPES), "won": len(TASK_TYPES)}
+    assert record["grammars"] == {grammar: {**all_won, **nothing_refused}}
+    assert {k: record[k] for k in nothing_refused} == nothing_refused
+    keys = ("grammar", "refused", "not_admissible", "nothing_happens")
+    assert {tuple(e[k] for k in keys) for e in record["episodes"]} == {(grammar, 0, 0, 0)}
+    assert record["task_rules"] is True
     assert record["success_rate"] == 1.0 and record["games"] == len(TASK_TYPES)
     assert set(record["per_type"]) == set(TASK_TYPES)
     assert all(entry["success_rate"] == 1.0 for entry in record["per_type"].values())
@@ -33,19 +37,20 @@ def test_expert_solves_every_type(
         assert episode["task"] and len(episode["subgoals"]) == episode["steps"]
         assert all(parse_subgoal(step["subgoal"]) and step["message"] for step in episode["subgoals"])
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].split() == ["planner", "Pick", "Clean", "Heat", "Cool", "Look", "Pick2", "All"]
+    refusals = ["refused", "not", "admissible", "nothing", "happens"]
+    assert lines[0].split() == ["game", "type", "grammar", "won", "steps", *refusals]
+    per_game = {line.split()[0]: line.split()[2:] for line in lines[2 : 2 + len(games)]}
+    assert per_game == {
+        game.name: [grammar, "yes", str(e["steps"]), "0", "0", "0"]
+        for game, e in zip(games, record["episodes"], strict=True)
+    }
+    paper = lines.index(next(line for line in lines if line.startswith("planner ")))
+    assert lines[paper].split() == ["planner", "Pick", "Clean", "Heat", "Cool", "Look", "Pick2", "All"]
     beside = lines.index(next(line for line in lines if line.startswith("grammar ")))
-    assert lines[beside].split() == [
-        "grammar",
-        "games",
-        "won",
-        "refused",
-        "subgoals",
-        "games",
-        "with",
-        "refusals",
-    ]
-    assert lines[beside + 2].split() == [grammar, "6", "6", "0", "0"]
+    assert beside > paper
+    assert lines[beside].split() == ["grammar", "games", "won", *refusals, "games", "with", "refusals"]
+    assert lines[beside + 2].split() == [grammar, "6", "6", "0", "0", "0", "0"]
+    assert lines[beside + 3].split() == ["all", "6", "6", "0", "0", "0", "0"]
 
 
 def test_no_task_rules_is_recorded_with_the_figures(game_set: Path, tmp_path: Path) -> None:
