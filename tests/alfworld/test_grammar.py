@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from alfworld.info import ALFRED_TWL2_PATH
 
+from hgpo.alfworld import eval_main
 from sim.alfworld import GRAMMARS, AlfworldTextEnv, GameFileError, discover_games
 from sim.alfworld.grammar import grammar_of, grammar_words, rewrite
 from sim.alfworld.text_state import search_state
@@ -31,7 +32,9 @@ def test_the_shipped_grammar_is_04_and_its_02_rewording_reads_as_02() -> None:
     assert rewrite(old, GRAMMARS["alfworld-0.4"], TWL2) == text
 
 
-def test_an_unknown_grammar_is_an_error_naming_the_file(game_set: Path, tmp_path: Path) -> None:
+def test_an_unknown_grammar_is_an_error_naming_the_file(
+    game_set: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     source = discover_games(game_set)[0]
     copy = tmp_path / "set" / source.name
     shutil.copytree(source.folder, copy)
@@ -46,6 +49,10 @@ def test_an_unknown_grammar_is_an_error_naming_the_file(game_set: Path, tmp_path
     with pytest.raises(GameFileError, match="1 bad game") as err:
         discover_games(tmp_path / "set")
     assert str(game_file) in str(err.value)
+    with pytest.raises(SystemExit) as code:  # `hgpo alfworld eval` plays none of the set and says why
+        eval_main(["--games", str(tmp_path / "set"), "--planner", "expert"])
+    assert code.value.code == 2
+    assert f"{game_file} has a grammar the text skills do not know" in capsys.readouterr().err
 
 
 def test_answers_of_both_grammars_say_where_the_agent_stands_and_what_it_moved() -> None:
