@@ -105,21 +105,33 @@ def _games_argument(parser: argparse.ArgumentParser) -> None:
         type=Path,
         help="folder of games (searched recursively); default: $ALFWORLD_DATA/json_2.1.1/valid_unseen",
     )
+    parser.add_argument(
+        "--task-types", nargs="+", metavar="TYPE", help="only games of these task types (default: all six)"
+    )
+    parser.add_argument(
+        "--per-type", type=int, help="play at most this many games of each task type (first in path order)"
+    )
     parser.add_argument("--limit", type=int, help="play at most this many games (in path order)")
     parser.add_argument("--max-steps", type=int, default=50, help="step budget per game (%(default)s)")
 
 
 def _games(args: argparse.Namespace, parser: argparse.ArgumentParser) -> list:
-    from sim.alfworld import GameFileError, discover_games, official_split
+    from sim.alfworld import TASK_TYPES, GameFileError, discover_games, official_split
 
     folder = args.games or official_split()
     if folder is None:
         parser.error("give --games DIR (e.g. from `hgpo alfworld make-games`) or set ALFWORLD_DATA")
+    unknown = set(args.task_types or ()) - set(TASK_TYPES)
+    if unknown:
+        parser.error(f"unknown task type(s) {', '.join(sorted(unknown))}; known: {', '.join(TASK_TYPES)}")
     try:
-        games = discover_games(folder)
+        games = discover_games(folder, tuple(args.task_types or TASK_TYPES))
     except GameFileError as err:
         print(f"error: {err}", file=sys.stderr)
         sys.exit(2)
+    if args.per_type is not None:
+        types = [game.task_type for game in games]
+        games = [game for i, game in enumerate(games) if types[:i].count(game.task_type) < args.per_type]
     return games[: args.limit] if args.limit else games
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -62,6 +63,19 @@ def test_no_task_rules_is_recorded_with_the_figures(game_set: Path, tmp_path: Pa
     assert record["task_rules"] is False and record["llm"]["task_rules"] is False and record["games"] == 1
 
 
+def test_eval_plays_the_task_types_and_games_per_type_asked(game_set: Path, tmp_path: Path) -> None:
+    """`--task-types` and `--per-type` pick a subset of a set (a figure's 20 games per type, or one type per
+    process), in path order."""
+    for copy in ("a", "b"):  # two games of each type
+        shutil.copytree(game_set, tmp_path / "set" / copy)
+    out = tmp_path / "eval.json"
+    types = ["pick_heat_then_place_in_recep", "look_at_obj_in_light"]
+    argv = ["--games", str(tmp_path / "set"), "--task-types", *types, "--per-type", "1", "--max-steps", "1"]
+    assert eval_main([*argv, "--json", str(out)]) == 0
+    played = [episode["game"] for episode in json.loads(out.read_text())["episodes"]]
+    assert played == [f"a/{g.name}" for g in discover_games(game_set) if g.task_type in types]
+
+
 def test_demos_are_expert_decisions(game_set: Path, tmp_path: Path) -> None:
     out = tmp_path / "demos.jsonl"
     assert demos_main(["--games", str(game_set), "--out", str(out), "--limit", "1"]) == 0
@@ -84,4 +98,7 @@ def test_bad_input_exits_2_naming_the_problem(tmp_path: Path, capsys: pytest.Cap
     with pytest.raises(SystemExit) as code:
         eval_main(["--games", str(tmp_path), "--planner", "oracle"])
     assert code.value.code == 2 and "expert" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as code:
+        eval_main(["--games", str(tmp_path), "--task-types", "pick_and_juggle"])
+    assert code.value.code == 2 and "known: pick_and_place_simple" in capsys.readouterr().err
     assert main(["teleport"]) == 2
