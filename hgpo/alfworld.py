@@ -219,6 +219,7 @@ def eval_main(argv: list[str]) -> int:
             "planner": args.planner,
             "llm": dataclasses.asdict(llm) if args.planner == "llm" else None,
             "games_folder": str(args.games or ""),
+            "subset": {"task_types": args.task_types, "per_type": args.per_type, "limit": args.limit},
             "max_steps": args.max_steps,
             "task_rules": llm.task_rules,
             **summary,

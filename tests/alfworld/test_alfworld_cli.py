@@ -72,7 +72,9 @@ def test_eval_plays_the_task_types_and_games_per_type_asked(game_set: Path, tmp_
     types = ["pick_heat_then_place_in_recep", "look_at_obj_in_light"]
     argv = ["--games", str(tmp_path / "set"), "--task-types", *types, "--per-type", "1", "--max-steps", "1"]
     assert eval_main([*argv, "--json", str(out)]) == 0
-    played = [episode["game"] for episode in json.loads(out.read_text())["episodes"]]
+    record = json.loads(out.read_text())
+    assert record["subset"] == {"task_types": types, "per_type": 1, "limit": None}
+    played = [episode["game"] for episode in record["episodes"]]
     assert played == [f"a/{g.name}" for g in discover_games(game_set) if g.task_type in types]
 
 
