@@ -207,7 +207,7 @@ PHRASINGS: Mapping[str, tuple[Phrasing, ...]] = {
             "get the {obj:cube} onto the {plate} by pushing it",
             "without grasping it, [move|bring] the {obj} to the {plate}",
             "do not pick up the {obj}: [push|slide] it onto the {plate}",
-            "[move|bring] the {obj:colour} " + BLOCK + " to the {plate}, but do not [grasp|pick up] it",
+            "[move|bring] the {obj:colour} " + BLOCK + " to the {plate}, but do not [grasp it|pick it up]",
             "[move|bring] the {obj} to the {plate} while it stays on the table",
             "onto the {plate}, push the {obj}",
             "[can you|could you] push the {obj:cube} to the {plate}?",
