@@ -107,21 +107,33 @@ def _games_argument(parser: argparse.ArgumentParser) -> None:
         type=Path,
         help="folder of games (searched recursively); default: $ALFWORLD_DATA/json_2.1.1/valid_unseen",
     )
+    parser.add_argument(
+        "--task-types", nargs="+", metavar="TYPE", help="only games of these task types (default: all six)"
+    )
+    parser.add_argument(
+        "--per-type", type=int, help="play at most this many games of each task type (first in path order)"
+    )
     parser.add_argument("--limit", type=int, help="play at most this many games (in path order)")
     parser.add_argument("--max-steps", type=int, default=50, help="step budget per game (%(default)s)")
 
 
 def _games(args: argparse.Namespace, parser: argparse.ArgumentParser) -> list:
-    from sim.alfworld import GameFileError, discover_games, official_split
+    from sim.alfworld import TASK_TYPES, GameFileError, discover_games, official_split
 
     folder = args.games or official_split()
     if folder is None:
         parser.error("give --games DIR (e.g. from `hgpo alfworld make-games`) or set ALFWORLD_DATA")
+    unknown = set(args.task_types or ()) - set(TASK_TYPES)
+    if unknown:
+        parser.error(f"unknown task type(s) {', '.join(sorted(unknown))}; known: {', '.join(TASK_TYPES)}")
     try:
-        games = discover_games(folder)
+        games = discover_games(folder, tuple(args.task_types or TASK_TYPES))
     except GameFileError as err:
         print(f"error: {err}", file=sys.stderr)
         sys.exit(2)
+    if args.per_type is not None:
+        types = [game.task_type for game in games]
+        games = [game for i, game in enumerate(games) if types[:i].count(game.task_type) < args.per_type]
     return games[: args.limit] if args.limit else games
 
 
@@ -142,8 +154,11 @@ def _started(name: str, start: Callable[[], T], parser: argparse.ArgumentParser)
 def eval_main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="hgpo alfworld eval",
-        description="Play every game of a set with a planner and the text skills; print success per task "
-        "type in the layout of the ReAct and GiGPO tables and write the figures as JSON.",
+        description="Play every game of a set with a planner and the text skills; print each game (its "
+        "command grammar, what it refused), success per task type in the layout of the ReAct and GiGPO "
+        "tables and the games and refusals per grammar, and write the figures as JSON. A refused subgoal is "
+        "one no admissible command says (never played: a grammar mismatch shows here) or a command the game "
+        "answered 'Nothing happens.'.",
     )
     _games_argument(parser)
     parser.add_argument(
@@ -170,7 +185,7 @@ def eval_main(argv: list[str]) -> int:
 
     from hgpo.bench.report import table
     from policies.alfworld.episodes import AlfworldPlayers
-    from policies.alfworld.evaluation import grammar_table, paper_table, summarize
+    from policies.alfworld.evaluation import game_table, grammar_table, paper_table, summarize
     from policies.sharding import episode_runner
     from sim.alfworld import GameFileError
 
@@ -191,6 +206,7 @@ def eval_main(argv: list[str]) -> int:
             print(f"error: {err}", file=sys.stderr)
             return 2
     summary = summarize(results)
+    print(table(*game_table(results)) + "\n")
     print(table(*paper_table({args.planner: summary})))
     print(table(*grammar_table(summary)))
     print(
@@ -204,6 +220,7 @@ def eval_main(argv: list[str]) -> int:
             "planner": args.planner,
             "llm": dataclasses.asdict(llm) if args.planner == "llm" else None,
             "games_folder": str(args.games or ""),
+            "subset": {"task_types": args.task_types, "per_type": args.per_type, "limit": args.limit},
             "max_steps": args.max_steps,
             "task_rules": llm.task_rules,
             **summary,
@@ -221,6 +238,8 @@ def eval_main(argv: list[str]) -> int:
                             "message",
                             "grammar",
                             "refused",
+                            "not_admissible",
+                            "nothing_happens",
                         )
                     },
                     "subgoals": [

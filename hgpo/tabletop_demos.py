@@ -1,7 +1,8 @@
 """`hgpo tabletop-demos`: the expert planner on seeded tabletop tasks, one JSONL record per decision with
 the LLM planner's own messages for it (the counterpart of `hgpo alfworld demos`), for behaviour cloning.
 With --learner llm (DAgger) the LLM planner plays instead, and every state it reaches is recorded with the
-expert's subgoal there, from every episode, solved or not."""
+expert's subgoal there, from every episode, solved or not. With --rephrase FILE nothing is played: every
+record of FILE is written with --copies more of itself, each in another training phrasing of its task."""
 
 from __future__ import annotations
 
@@ -38,10 +39,22 @@ def main(argv: list[str]) -> int:
         choices=("llm",),
         help="DAgger: the LLM planner (--adapter) plays and the expert labels the states it reaches",
     )
+    parser.add_argument(
+        "--rephrase",
+        type=Path,
+        metavar="FILE",
+        help="write FILE's records, each followed by --copies of it in other training phrasings "
+        "(no episodes are played)",
+    )
+    parser.add_argument(
+        "--copies", type=int, default=2, help="rephrased copies of each record (default: %(default)s)"
+    )
     add_skill_arguments(parser, "expert")
     add_llm_arguments(parser, "--learner llm", PLANNER_YAML)
     add_worker_arguments(parser)
     args = parser.parse_args(argv)
+    if args.rephrase:
+        return rephrase_file(args.rephrase, args.out, args.copies)
     from tqdm import tqdm
 
     from policies.control import SkillPolicyConfig
@@ -88,4 +101,29 @@ def main(argv: list[str]) -> int:
         f"wrote {records} records from {kept}/{len(jobs)} episodes to {args.out}; "
         f"{who} solved {solved}/{len(jobs)}"
     )
+    return 0
+
+
+def rephrase_file(source: Path, out: Path, copies: int) -> int:
+    """`--rephrase`: words drawn with a fixed seed, so a file rephrases the same way each time."""
+    import numpy as np
+
+    from policies.planner_training.demos import rephrase
+
+    if copies < 1:
+        print("hgpo tabletop-demos: error: --copies must be >= 1", file=sys.stderr)
+        return 2
+    try:
+        records = [json.loads(line) for line in source.read_text().splitlines() if line.strip()]
+        rng = np.random.default_rng(0)
+        rows = [row for record in records for row in (record, *rephrase(record, copies, rng))]
+    except (OSError, ValueError, KeyError) as err:
+        print(f"hgpo tabletop-demos: error: {source}: {err}", file=sys.stderr)
+        return 2
+    out.parent.mkdir(parents=True, exist_ok=True)
+    partial = out.with_name(out.name + ".partial")
+    partial.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    partial.replace(out)
+    made = len(rows) - len(records)
+    print(f"wrote {len(rows)} records ({len(records)} from {source} and {made} rephrased) to {out}")
     return 0

@@ -10,6 +10,7 @@ from pathlib import Path
 from policies.planning.domain import SkillParam, SkillSpec, Subgoal
 from policies.planning.planner import StepRecord
 from sim.alfworld import TEXT_SKILLS, TextSkillError, admissible_subgoals, command_for
+from sim.alfworld.grammar import canonical_answer
 from sim.alfworld.task_text import TaskAsk, parse_task
 from sim.alfworld.text_state import kind, named_by, search_state
 
@@ -56,8 +57,10 @@ class AlfworldDomain:
         )
 
     def render_observation(self, observation: AlfworldView) -> str:
-        """The room as first described and the game's last answer (the task is the prompt's instruction)."""
-        room, last = _without_task(observation.room), _without_task(observation.last)
+        """The room as first described and the game's last answer (the task is the prompt's instruction),
+        in the canonical grammar's words: a game of alfworld 0.2's grammar reads as the one of 0.4's the
+        adapters were trained on."""
+        room, last = _without_task(observation.room), _without_task(canonical_answer(observation.last))
         return room if last == room else f"{room}\nLast: {last}"
 
     def render_progress(self, instruction: str, history: Sequence[StepRecord]) -> str:

@@ -60,11 +60,15 @@ class EpisodeResult:
     wall_s: float
     message: str
     grammar: str  # the game's command grammar (sim/alfworld/grammar.py), e.g. "alfworld-0.4"
-    refused: (
-        int  # subgoals the game refused: no admissible command says them, or it answered "Nothing happens."
-    )
+    not_admissible: int  # subgoals no admissible command says: never played (a grammar mismatch shows here)
+    nothing_happens: int  # commands played that the game answered "Nothing happens."
     history: list[StepRecord] = field(default_factory=list)
     decisions: list[Decision] = field(default_factory=list)  # every planner call, with its result
+
+    @property
+    def refused(self) -> int:
+        """Subgoals the game refused, either way."""
+        return self.not_admissible + self.nothing_happens
 
 
 # (instruction, what the planner saw, the history before it, the planned subgoal): how demonstrations are
@@ -86,6 +90,7 @@ def run_episode(
     first = env.reset(game.path)
     current = {"observation": first}
     history: list[StepRecord] = []
+    played: list[bool] = []  # per history entry: whether a command reached the game
     seen: list[AlfworldView] = []  # the latest view, for the decision hook
 
     def observe() -> AlfworldView:
@@ -98,6 +103,7 @@ def run_episode(
         if outcome.observation is not None:
             current["observation"] = outcome.observation
         history.append(StepRecord(subgoal, outcome.success, outcome.message))
+        played.append(bool(outcome.command))
         return history[-1]
 
     def on_event(_index: int, subgoal: Subgoal, record: StepRecord | None) -> None:
@@ -124,7 +130,8 @@ def run_episode(
         time.perf_counter() - started,
         outcome.message,
         game.grammar,
-        sum(not record.success for record in outcome.history),
+        sum(not record.success and not sent for record, sent in zip(history, played, strict=True)),
+        sum(not record.success and sent for record, sent in zip(history, played, strict=True)),
         outcome.history,
         outcome.decisions,
     )

@@ -30,28 +30,52 @@ def summarize(results: Sequence[EpisodeResult]) -> dict[str, Any]:
         "mean_steps": sum(r.steps for r in results) / len(results) if results else 0.0,
         "mean_steps_won": sum(r.steps for r in won_results) / len(won_results) if won_results else None,
         "mean_episode_wall_s": sum(r.wall_s for r in results) / len(results) if results else 0.0,
-        "refused": sum(r.refused for r in results),
+        **_refusals(results),
         "grammars": {
-            grammar: {
-                "games": len(mine),
-                "won": sum(r.won for r in mine),
-                "refused": sum(r.refused for r in mine),
-                "games_with_refusals": sum(r.refused > 0 for r in mine),
-            }
+            grammar: {"games": len(mine), "won": sum(r.won for r in mine), **_refusals(mine)}
             for grammar in sorted({r.grammar for r in results})
             for mine in [[r for r in results if r.grammar == grammar]]
         },
     }
 
 
+def _refusals(results: Sequence[EpisodeResult]) -> dict[str, int]:
+    """What the games refused: subgoals in all, those no admissible command says (never played) and the
+    commands answered "Nothing happens.", and in how many games."""
+    return {
+        "refused": sum(r.refused for r in results),
+        "not_admissible": sum(r.not_admissible for r in results),
+        "nothing_happens": sum(r.nothing_happens for r in results),
+        "games_with_refusals": sum(r.refused > 0 for r in results),
+    }
+
+
+_REFUSAL_HEADERS = ["refused", "not admissible", "nothing happens"]
+
+
 def grammar_table(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
-    """Headers and rows 'grammar | games | won | refused subgoals | games with refusals': which words the
-    games spoke and what they refused, so a mismatch between the skills and a game never reads as a weak
-    planner (the official 0.2.x files refuse every `move X to Y`)."""
-    headers = ["grammar", "games", "won", "refused subgoals", "games with refusals"]
+    """Headers and rows 'grammar | games | won | refused | not admissible | nothing happens | games with
+    refusals' (the last row: all grammars): which words the games spoke and what they refused, so a mismatch
+    between the skills and a game never reads as a weak planner (the official 0.2.x files admit no
+    `move X to Y`)."""
+    headers = ["grammar", "games", "won", *_REFUSAL_HEADERS, "games with refusals"]
+    rows = [*summary["grammars"].items(), ("all", summary)]
     body = [
-        [name, str(row["games"]), str(row["won"]), str(row["refused"]), str(row["games_with_refusals"])]
-        for name, row in summary["grammars"].items()
+        [name, str(row["games"]), str(row["won"])]
+        + [str(row[key]) for key in ("refused", "not_admissible", "nothing_happens", "games_with_refusals")]
+        for name, row in rows
+    ]
+    return headers, body
+
+
+def game_table(results: Sequence[EpisodeResult]) -> tuple[list[str], list[list[str]]]:
+    """Headers and one row per game: 'game | type | grammar | won | steps | refused | not admissible |
+    nothing happens', so every game says which grammar it spoke and what it refused."""
+    headers = ["game", "type", "grammar", "won", "steps", *_REFUSAL_HEADERS]
+    body = [
+        [r.game, TASK_TYPE_LABELS.get(r.task_type, r.task_type), r.grammar, "yes" if r.won else "no"]
+        + [str(n) for n in (r.steps, r.refused, r.not_admissible, r.nothing_happens)]
+        for r in results
     ]
     return headers, body
 

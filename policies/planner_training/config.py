@@ -183,6 +183,10 @@ class PlannerTrainConfig:
     multiplies it natively, as the planner's `llm.dtype`). The LoRA weights and the optimizer stay float32."""
     history_k: int = 4
     """Subgoals of history in the prompt, as the planner's `llm.history_k`."""
+    task_rules: bool = True
+    """Rollouts and evaluations prune the domain's futile and off-task subgoals, as the planner's
+    `llm.task_rules` (false: the model chooses among every valid subgoal, to train or measure without
+    them)."""
     eval_every: int = 10
     """Iterations (RL) or rounds (DPO) between evaluations; 0: only at the end."""
     eval_episodes: int = 4

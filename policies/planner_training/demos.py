@@ -9,6 +9,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from policies.control import ExpertSkillPolicy, SkillPolicy, SkillPolicyConfig, make_skill_policy
 from policies.evaluation import run_episode
 from policies.planning import LoopConfig, Planner, StepRecord, format_subgoal
@@ -18,8 +20,9 @@ from policies.planning.llm_config import LLMConfig
 from policies.planning.prompting import PromptBuilder
 from policies.tabletop.domain import TabletopDomain
 from policies.tabletop.planners import ExpertPlannerBackend
-from sim.tabletop import SceneState, Subgoal, TabletopWorld, Task, WorldConfig, make_task
-from sim.tabletop.phrasing import Split
+from sim.tabletop import TASKS, SceneState, Subgoal, TabletopWorld, Task, WorldConfig, make_task
+from sim.tabletop.layout import LayoutRanges
+from sim.tabletop.phrasing import Split, draw, render
 
 
 class _Recorder:
@@ -121,3 +124,33 @@ class TabletopDemoPlayers:
         policy = make_skill_policy(self.skills, self.skill_config)
         learner = make_planner("llm", self.learner) if self.learner is not None else None
         yield demonstration_player(self.history_k, split=self.split, learner=learner, policy=policy)
+
+
+def rephrase(record: dict[str, Any], copies: int, rng: np.random.Generator) -> list[dict[str, Any]]:
+    """Up to `copies` versions of a tabletop decision record, each with its instruction in another training
+    phrasing of its family, words drawn with `rng`: the same decision under other words, for BC data that
+    varies the language more than the episodes played do. The goal's slots are rebuilt from the record's
+    task, seed and split (default layout ranges, as `tabletop_demonstrations` plays them); the prompt changes
+    in its instruction line only. Copies repeat no sentence, the record's own included."""
+    if record.get("split") == "heldout":
+        raise ValueError(f"{record['task']} seed {record['seed']}: held-out records are never rephrased")
+    spec = TASKS[record["task"]]
+    draft = spec.build(np.random.default_rng(record["seed"]), LayoutRanges(), record.get("split"))
+    old_line = f"Instruction: {record['instruction']}\n"
+    out: list[dict[str, Any]] = []
+    said = {record["instruction"]}
+    for _ in range(4 * copies):  # a few retries where a draw repeats a sentence
+        if len(out) == copies:
+            break
+        phrasing = draw(record["task"], "train", rng)
+        instruction = render(phrasing, draft.slots, rng)
+        if instruction in said:
+            continue
+        said.add(instruction)
+        messages = [dict(m) for m in record["messages"]]
+        (user,) = [m for m in messages if m["role"] == "user"]
+        if user["content"].count(old_line) != 1:
+            raise ValueError(f"{record['task']} seed {record['seed']}: no one instruction line")
+        user["content"] = user["content"].replace(old_line, f"Instruction: {instruction}\n")
+        out.append({**record, "instruction": instruction, "phrasing": phrasing.id, "messages": messages})
+    return out

@@ -63,6 +63,7 @@ def play(
         threads=config.threads,
         device=config.device,
         history_k=config.history_k,
+        task_rules=config.task_rules,
     )
     policy.model.eval()
     model = TransformersModel(llm, loaded=(policy.tokenizer, policy.model))

@@ -24,7 +24,7 @@ from alfworld.gen import constants, goal_library
 from alfworld.info import ALFRED_PDDL_PATH, ALFRED_TWL2_PATH
 
 from sim.alfworld.floor_plans import LAMPS, STATIC_RECEPTACLES, FloorPlan, floor_plan
-from sim.alfworld.grammar import GRAMMARS, CommandGrammar, rewrite
+from sim.alfworld.grammar import CANONICAL, CommandGrammar, rewrite
 from sim.alfworld.rooms import LAMP_STANDS, ROOM_KINDS, TASK_TYPES, RoomKind
 
 LAMP = "DeskLamp"
@@ -36,7 +36,7 @@ APPLIANCE = {
 }
 ACTION_FACTS = {"Cleanable": "cleanable", "Heatable": "heatable", "Coolable": "coolable"}
 OPENABLE = set(constants.OPENABLE_CLASS_LIST)
-DEFAULT_GRAMMAR = GRAMMARS["alfworld-0.4"]  # the words of the `alfred.twl2` alfworld 0.4 ships
+DEFAULT_GRAMMAR = CANONICAL  # the words of the `alfred.twl2` alfworld 0.4 ships
 RECEPTACLE_TYPES = {rtype for kind in ROOM_KINDS.values() for rtype in kind.receptacles} | STATIC_RECEPTACLES
 
 

@@ -88,3 +88,35 @@ def rewrite(grammar_text: str, to: CommandGrammar, game_file: Path) -> str:
     ):
         grammar_text = grammar_text.replace(old, new)
     return grammar_text
+
+
+CANONICAL = GRAMMARS["alfworld-0.4"]
+"""The words the project's generated games, demonstrations and shipped adapters use."""
+_LOC_ARRIVAL = re.compile(  # followed by the description of where it arrived, which names it
+    r"You arrive at loc \d+\."
+    r"(?=\s*(?:On the (?P<on>[\w ]+? \d+), you see|The (?P<at>[\w ]+? \d+) is (?:open|closed)\.))"
+)
+
+
+def _answer_pattern(template: str) -> re.Pattern[str]:
+    regex = re.escape(template)
+    for slot, group in (("{o.name}", "o"), ("{r.name}", "r")):
+        regex = regex.replace(re.escape(slot), rf"(?P<{group}>[\w ]+? \d+)")
+    return re.compile(regex)
+
+
+_PUT_ANSWERS = [
+    _answer_pattern(g.put_feedback) for g in GRAMMARS.values() if g.put_feedback != CANONICAL.put_feedback
+]
+
+
+def canonical_answer(text: str) -> str:
+    """A game's answer in the canonical grammar's words, so a planner reads the same whichever grammar the
+    game speaks: 0.2's put answer reworded, and its arrival at "loc N" named by the receptacle the answer
+    goes on to describe (as 0.4's arrival names it). Text in the canonical words is returned unchanged."""
+    text = _LOC_ARRIVAL.sub(lambda m: f"You arrive at {m.group('on') or m.group('at')}.", text)
+    for pattern in _PUT_ANSWERS:
+        text = pattern.sub(
+            lambda m: CANONICAL.put_feedback.replace("{o.name}", m["o"]).replace("{r.name}", m["r"]), text
+        )
+    return text

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -15,16 +16,20 @@ from sim.alfworld import TASK_TYPES, discover_games, parse_subgoal
 def test_expert_solves_every_type(
     planner: str, any_grammar_game_set: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """In games of both grammars; the printout and the JSON say which grammar and that nothing was refused."""
+    """In games of both grammars; the printout and the JSON say which grammar each game spoke and that
+    nothing was refused."""
     out = tmp_path / "eval.json"
     assert eval_main(["--games", str(any_grammar_game_set), "--planner", planner, "--json", str(out)]) == 0
     record = json.loads(out.read_text())
-    grammar = discover_games(any_grammar_game_set)[0].grammar
-    assert record["grammars"] == {
-        grammar: {"games": len(TASK_TYPES), "won": len(TASK_TYPES), "refused": 0, "games_with_refusals": 0}
-    }
-    assert {(e["grammar"], e["refused"]) for e in record["episodes"]} == {(grammar, 0)}
-    assert record["task_rules"] is True and record["refused"] == 0
+    games = discover_games(any_grammar_game_set)
+    grammar = games[0].grammar
+    nothing_refused = {"refused": 0, "not_admissible": 0, "nothing_happens": 0, "games_with_refusals": 0}
+    all_won = {"games": len(TASK_TYPES), "won": len(TASK_TYPES)}
+    assert record["grammars"] == {grammar: {**all_won, **nothing_refused}}
+    assert {k: record[k] for k in nothing_refused} == nothing_refused
+    keys = ("grammar", "refused", "not_admissible", "nothing_happens")
+    assert {tuple(e[k] for k in keys) for e in record["episodes"]} == {(grammar, 0, 0, 0)}
+    assert record["task_rules"] is True
     assert record["success_rate"] == 1.0 and record["games"] == len(TASK_TYPES)
     assert set(record["per_type"]) == set(TASK_TYPES)
     assert all(entry["success_rate"] == 1.0 for entry in record["per_type"].values())
@@ -33,19 +38,20 @@ def test_expert_solves_every_type(
         assert episode["task"] and len(episode["subgoals"]) == episode["steps"]
         assert all(parse_subgoal(step["subgoal"]) and step["message"] for step in episode["subgoals"])
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].split() == ["planner", "Pick", "Clean", "Heat", "Cool", "Look", "Pick2", "All"]
+    refusals = ["refused", "not", "admissible", "nothing", "happens"]
+    assert lines[0].split() == ["game", "type", "grammar", "won", "steps", *refusals]
+    per_game = {line.split()[0]: line.split()[2:] for line in lines[2 : 2 + len(games)]}
+    assert per_game == {
+        game.name: [grammar, "yes", str(e["steps"]), "0", "0", "0"]
+        for game, e in zip(games, record["episodes"], strict=True)
+    }
+    paper = lines.index(next(line for line in lines if line.startswith("planner ")))
+    assert lines[paper].split() == ["planner", "Pick", "Clean", "Heat", "Cool", "Look", "Pick2", "All"]
     beside = lines.index(next(line for line in lines if line.startswith("grammar ")))
-    assert lines[beside].split() == [
-        "grammar",
-        "games",
-        "won",
-        "refused",
-        "subgoals",
-        "games",
-        "with",
-        "refusals",
-    ]
-    assert lines[beside + 2].split() == [grammar, "6", "6", "0", "0"]
+    assert beside > paper
+    assert lines[beside].split() == ["grammar", "games", "won", *refusals, "games", "with", "refusals"]
+    assert lines[beside + 2].split() == [grammar, "6", "6", "0", "0", "0", "0"]
+    assert lines[beside + 3].split() == ["all", "6", "6", "0", "0", "0", "0"]
 
 
 def test_no_task_rules_is_recorded_with_the_figures(game_set: Path, tmp_path: Path) -> None:
@@ -55,6 +61,21 @@ def test_no_task_rules_is_recorded_with_the_figures(game_set: Path, tmp_path: Pa
     assert eval_main([*argv, "--no-task-rules", "--json", str(out)]) == 0
     record = json.loads(out.read_text())
     assert record["task_rules"] is False and record["llm"]["task_rules"] is False and record["games"] == 1
+
+
+def test_eval_plays_the_task_types_and_games_per_type_asked(game_set: Path, tmp_path: Path) -> None:
+    """`--task-types` and `--per-type` pick a subset of a set (a figure's 20 games per type, or one type per
+    process), in path order."""
+    for copy in ("a", "b"):  # two games of each type
+        shutil.copytree(game_set, tmp_path / "set" / copy)
+    out = tmp_path / "eval.json"
+    types = ["pick_heat_then_place_in_recep", "look_at_obj_in_light"]
+    argv = ["--games", str(tmp_path / "set"), "--task-types", *types, "--per-type", "1", "--max-steps", "1"]
+    assert eval_main([*argv, "--json", str(out)]) == 0
+    record = json.loads(out.read_text())
+    assert record["subset"] == {"task_types": types, "per_type": 1, "limit": None}
+    played = [episode["game"] for episode in record["episodes"]]
+    assert played == [f"a/{g.name}" for g in discover_games(game_set) if g.task_type in types]
 
 
 def test_demos_are_expert_decisions(game_set: Path, tmp_path: Path) -> None:
@@ -79,4 +100,7 @@ def test_bad_input_exits_2_naming_the_problem(tmp_path: Path, capsys: pytest.Cap
     with pytest.raises(SystemExit) as code:
         eval_main(["--games", str(tmp_path), "--planner", "oracle"])
     assert code.value.code == 2 and "expert" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as code:
+        eval_main(["--games", str(tmp_path), "--task-types", "pick_and_juggle"])
+    assert code.value.code == 2 and "known: pick_and_place_simple" in capsys.readouterr().err
     assert main(["teleport"]) == 2

@@ -5,6 +5,7 @@ without its plan says what to do, and the LLM planner only ever plays admissible
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from policies.alfworld.episodes import run_episode
 from policies.planning import LLMConfig, LoopConfig, PlanningContext
 from policies.planning.domain import Subgoal
 from policies.worlds import make_planner
-from sim.alfworld import GRAMMARS, AlfworldTextEnv, admissible_subgoals, discover_games
+from sim.alfworld import GRAMMARS, AlfworldTextEnv, TextObservation, admissible_subgoals, discover_games
 
 
 @pytest.fixture(scope="module")
@@ -88,5 +89,52 @@ def test_refused_subgoals_are_counted_with_the_games_grammar(
 ) -> None:
     game = discover_games(any_grammar_game_set)[0]
     result = run_episode(expert_env, game, _AsksTheImpossibleFirst(), with_expert_plan=True)
-    assert result.won and result.refused == 1 and not result.history[0].success
+    assert result.won and not result.history[0].success
+    assert (result.refused, result.not_admissible, result.nothing_happens) == (1, 1, 0)
     assert result.grammar == game.grammar and result.grammar in GRAMMARS
+
+
+class _AdmitsAnotherGrammarsPut:
+    """The real game, whose admissible commands also list the put in the other known grammar's words: a game
+    file that advertises a command its grammar does not parse (what a wrong `admissible_commands` would do).
+    The command reaches the game, which answers "Nothing happens."."""
+
+    def __init__(self, env: AlfworldTextEnv) -> None:
+        self.env, self.max_steps = env, env.max_steps
+
+    def _with_other_put(self, observation: TextObservation) -> TextObservation:
+        other = next(g for g in GRAMMARS.values() if g != self.env.grammar)
+        extra = other.skill_template().format(obj="unicorn 1", recep="desk 1")
+        return replace(observation, admissible_commands=(*observation.admissible_commands, extra))
+
+    def reset(self, game: Path) -> TextObservation:
+        return self._with_other_put(self.env.reset(game))
+
+    def step(self, command: str) -> TextObservation:
+        return self._with_other_put(self.env.step(command))
+
+    def expert_plan(self) -> tuple[str, ...]:
+        return self.env.expert_plan()
+
+    def close(self) -> None:
+        self.env.close()
+
+
+class _PutsTheUnicornFirst(_AsksTheImpossibleFirst):
+    def next_subgoal(self, context: PlanningContext[AlfworldView]) -> Subgoal | None:
+        if not self.slipped:
+            self.slipped = True
+            return Subgoal("put", ("unicorn 1", "desk 1"))
+        return self.expert.next_subgoal(context)
+
+
+def test_commands_the_game_answers_nothing_happens_are_counted_apart(
+    any_grammar_game_set: Path, expert_env: AlfworldTextEnv
+) -> None:
+    """A refused subgoal that was never played (no admissible command) and one the game played and refused
+    ("Nothing happens.") are told apart, so `eval` shows which of the two a game did."""
+    game = discover_games(any_grammar_game_set)[0]
+    result = run_episode(_AdmitsAnotherGrammarsPut(expert_env), game, _PutsTheUnicornFirst(), True)
+    first = result.history[0]
+    assert result.won and not first.success and first.message.startswith("Nothing happens.")
+    assert (result.refused, result.not_admissible, result.nothing_happens) == (1, 0, 1)

@@ -258,6 +258,51 @@ def test_rl_on_alfworld_games(
     assert (tmp_path / "run" / "adapter" / "adapter_config.json").is_file()
 
 
+def test_task_rules_off_lets_rollouts_choose_the_futile_subgoals(
+    tiny_planner_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """`task_rules: false` (RL and DPO rollouts and the run's evaluations, as the planner's
+    `llm.task_rules`): the model is offered futile and off-task subgoals too, so training and its figures
+    can be had without the rules; with them (the default) it is offered none while a useful one is left."""
+    pytest.importorskip("alfworld", reason="ALFWorld tests need the venv built by `make setup`")
+    from policies.planning.domain import StepRecord
+    from policies.worlds import make_domain
+    from sim.alfworld import parse_subgoal
+    from tests.alfworld_games import generated_game_set
+
+    games = str(generated_game_set(tmp_path_factory))
+    domain = make_domain("alfworld")
+    offered_futile = {}
+    for rules in (True, False):
+        config = from_mapping(
+            {
+                "algo": "grpo",
+                "domain": "alfworld",
+                "model": str(tiny_planner_dir),
+                "task_rules": rules,
+                "rollout": {"games": games, "eval_games": games, "max_subgoals": 5},
+            }
+        )
+        policy = load_policy(config.model, config.adapter, config.lora)
+        arena = make_arena("alfworld", config.rollout)
+        futile = useful = 0
+        for episode in rl.play(arena, policy, config, arena.train_states()[:2], 1, False, seed=0):
+            history: list[StepRecord] = []
+            for decision in episode.decisions:
+                assert decision.trace is not None
+                offered = [parse_subgoal(s) for s in decision.trace.valid_subgoals if s != "done()"]
+                why = [domain.futile(s, decision.instruction, history) for s in offered]
+                futile += sum(w is not None for w in why)
+                useful += any(w is None for w in why)
+                if decision.result is None:  # the loop stopped here (its repeat check): nothing played
+                    break
+                played = parse_subgoal(decision.subgoal or "")
+                history.append(StepRecord(played, decision.result["success"], decision.result["message"]))
+        offered_futile[rules] = futile
+        assert useful
+    assert offered_futile[True] == 0 and offered_futile[False] > 0, offered_futile
+
+
 @pytest.mark.parametrize("algo", ["grpo", "gigpo", "hgpo", "dpo"])
 def test_shipped_configs_give_each_domain_its_episode_budget(algo: str) -> None:
     """An ALFWorld game gets the 50 commands its evaluation gives it (the configs once pinned the

@@ -127,8 +127,8 @@ def run_pick_place(test_node: Node, seed: int, launched: Launched) -> None:
 
 def test_recorded_sim_run_holds_what_the_nodes_published(recorded_graph, test_node, tmp_path: Path) -> None:
     """A whole sim run with record:=true: every message decodes, and once DDS has matched the recorder with
-    every publisher, the recording holds exactly what a listener heard on the event topics, and all of it on the
-    others.
+    every publisher, the recording holds exactly what a listener heard on the event topics, and all of it on
+    the others.
 
     Discovery between two participants is not ordered across a third, so a subscription made before another's
     does not match a publisher first: a first task proves the recorder matched (it recorded on every event

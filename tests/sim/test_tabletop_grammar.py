@@ -12,7 +12,7 @@ import pytest
 from sim.tabletop import TASK_GROUPS, TASKS, ExpertPlanner, Subgoal, UnknownTaskError, make_task, task_names
 from sim.tabletop.families import _REFERENCES, _TOWERS, combinations, referent
 from sim.tabletop.model import BLOCK_SIZE
-from sim.tabletop.phrasing import PHRASINGS, Phrasing, Ref, Tower, phrasings, render
+from sim.tabletop.phrasing import PHRASINGS, REFERENCES, Phrasing, Ref, Tower, phrasings, render
 
 SEEDS = range(300)
 Z = BLOCK_SIZE / 2
@@ -186,3 +186,21 @@ def test_relational_references_are_unambiguous_and_worded_per_split() -> None:
             plates = [np.array(xy) for xy in task.layout.plates.values()]
             on_plate = [n for n, p in task.layout.blocks.items() if any(p[0] == xy[0] for xy in plates)]
             assert on_plate in ([], [block])  # "the block on the left plate" is the only one there
+
+
+def test_held_out_words_are_words_no_training_template_uses() -> None:
+    """A held-out score measures words the planner never read: these words are the held-out split's alone."""
+    held_out_words = re.compile(
+        r"\b(nudge|grab|drop|carry|gather|collect|tidy|organise|switch|trade|shift|whichever|far|sitting)\b"
+    )
+    for family in PHRASINGS.values():
+        for phrasing in family:
+            if phrasing.split == "train":
+                assert not held_out_words.search(phrasing.text), phrasing.id
+    for wordings in REFERENCES["train"].values():
+        assert not any(held_out_words.search(w) for w in wordings), wordings
+    held_out = [p.text for family in PHRASINGS.values() for p in family if p.split == "heldout"]
+    held_out += [w for wordings in REFERENCES["heldout"].values() for w in wordings]
+    assert {w for text in held_out for w in held_out_words.findall(text)} == set(
+        held_out_words.pattern[3:-3].split("|")
+    )
