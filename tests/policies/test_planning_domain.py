@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import re
-
+import numpy as np
 import pytest
 
 from policies.control import ExpertSkillPolicy, execute_subgoal
@@ -11,7 +10,9 @@ from policies.planning.constraint import TokenTrie
 from policies.planning.parsing import is_well_formed
 from policies.tabletop.domain import TabletopDomain
 from policies.worlds import WORLDS, make_domain
-from sim.tabletop import SKILLS, Subgoal, TabletopWorld, check_subgoal, make_task
+from sim.tabletop import SKILLS, TASKS, Subgoal, TabletopWorld, check_subgoal, make_task
+from sim.tabletop.layout import LayoutRanges
+from sim.tabletop.phrasing import Ref
 
 
 @pytest.fixture(scope="module")
@@ -78,6 +79,8 @@ def test_the_scene_orders_name_the_block_a_reference_means(world: TabletopWorld,
     checked = 0
     for seed in range(40):
         task = make_task("relational", seed, split=split)
+        ref = TASKS["relational"].build(np.random.default_rng(seed), LayoutRanges(), split).slots["ref"]
+        assert isinstance(ref, Ref)
         text = domain.render_observation(world.reset(task))
         block = task.goal[0].args[0]
         orders = {
@@ -85,27 +88,17 @@ def test_the_scene_orders_name_the_block_a_reference_means(world: TabletopWorld,
             for line in text.splitlines()
             if line.startswith("- blocks on the table")
         }
-        instruction = task.instruction
-        for plate in ("left_plate", "right_plate"):
-            nearest = orders.get(f"- blocks on the table from nearest to farthest from {plate}", [])
-            words = plate.replace("_", " ")
-            if re.search(f"(closest|nearest)( to)? the {words}", instruction):
-                assert nearest[0] == block, (instruction, text)
-                checked += 1
-            if re.search(f"(farthest|furthest)( away)? from the {words}", instruction):
-                assert nearest[-1] == block, (instruction, text)
-                checked += 1
+        nearest = orders.get(f"- blocks on the table from nearest to farthest from {ref.plate}", [])
         left_to_right = orders.get("- blocks on the table from left to right", [])
-        if re.search("leftmost|furthest to the left|far left", instruction):
-            assert left_to_right[0] == block, (instruction, text)
-            checked += 1
-        if re.search("rightmost|furthest to the right|far right", instruction):
-            assert left_to_right[-1] == block, (instruction, text)
-            checked += 1
-        on_plate = re.search(r"(block|cube) (that is |sitting )?on the (left|right) plate", instruction)
-        if on_plate:
-            assert f"- {block} (block): on {on_plate.group(3)}_plate" in text, (instruction, text)
-            checked += 1
+        shown = {
+            "closest": nearest[:1] == [block],
+            "farthest": nearest[-1:] == [block],
+            "leftmost": left_to_right[:1] == [block],
+            "rightmost": left_to_right[-1:] == [block],
+            "on": f"- {block} (block): on {ref.plate}" in text,
+        }
+        assert shown[ref.kind], (ref, task.instruction, text)
+        checked += 1
     assert checked == 40
 
 
