@@ -72,12 +72,11 @@ class EpisodeRecording:
     subgoal, so a killed process leaves a file readable up to the last finished subgoal."""
 
     def __init__(self, path: Path) -> None:
-        self.writer = BagWriter(path)
-        self._encoders: dict[str, CdrEncoder] = {}
+        definitions = {topic: message_definition(type_name) for topic, (type_name, _) in TOPICS.items()}
+        self._encoders = {topic: CdrEncoder(TOPICS[topic][0], text) for topic, text in definitions.items()}
+        self.writer = BagWriter(path)  # once nothing can fail: no empty file for a missing definition
         for topic, (type_name, qos) in TOPICS.items():
-            definition = message_definition(type_name)
-            self.writer.add_topic(f"{NAMESPACE}/{topic}", type_name, definition, [qos])
-            self._encoders[topic] = CdrEncoder(type_name, definition)
+            self.writer.add_topic(f"{NAMESPACE}/{topic}", type_name, definitions[topic], [qos])
         self._start_ns = time.time_ns()
         self._sim_time = 0.0
         self._timeout_s = 0.0
