@@ -11,7 +11,7 @@ import time
 from contextlib import ExitStack
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy.stats import binomtest
@@ -24,6 +24,9 @@ from hgpo.skill_arguments import add_skill_arguments, skill_policy
 from hgpo.worker_arguments import add_worker_arguments, workers_from
 from policies.evaluation import EpisodeResult
 from policies.planning import LLMConfig
+
+if TYPE_CHECKING:
+    from ros_nodes.bag.episode import EpisodeRecorder
 
 REPO = Path(__file__).resolve().parent.parent
 PLANNER_YAML = REPO / "launch" / "config" / "planner.yaml"
@@ -98,6 +101,14 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed-start", type=int, default=0, help="first seed (default: %(default)s)")
     parser.add_argument("--json", type=Path, help="also write the metrics to this file")
     parser.add_argument(
+        "--record",
+        type=Path,
+        metavar="DIR",
+        help="record each episode as `make sim record:=true` does (the graph's /hgpo topics, cdr, ROS 2 "
+        "types; simulated time) to DIR/<task>-seed<seed>.mcap: one file per episode, to replay or open one "
+        "task at a time (hgpo bag info|replay, ros2 bag, Foxglove)",
+    )
+    parser.add_argument(
         "--run-dir", type=Path, help="run folder (default: runs/eval-planner/<time>-<planner>)"
     )
     parser.add_argument(
@@ -147,9 +158,11 @@ def main(argv: list[str]) -> int:
     hold = args.physics_rate / args.control_rate if args.control_rate > 0 else 0.0
     if args.episodes < 1 or args.max_subgoals < 1 or hold < 1 or abs(hold - round(hold)) > 1e-9:
         parser.error("episodes and max-subgoals must be >= 1; the control rate must divide the physics rate")
+    seeds = range(args.seed_start, args.seed_start + args.episodes)
     with ExitStack() as stack:
         try:
             tasks = list(task_names(args.task))
+            recorder = _recorder(args.record, tasks, seeds)
             policy = skill_policy(args)
             llm = _llm_config(args, parser)
             players = TabletopPlayers(
@@ -161,10 +174,11 @@ def main(argv: list[str]) -> int:
                 args.physics_rate,
                 round(hold),
                 args.max_subgoals,
+                watches=recorder,
             )
             print(f"loading planner {args.planner!r} ...", flush=True)
             play = stack.enter_context(episode_runner(players, workers_from(args)))
-        except (UnknownTaskError, ValueError, ModelError, PlannerError) as err:
+        except (UnknownTaskError, ValueError, ModelError, PlannerError, LookupError) as err:
             print(f"hgpo eval-planner: error: {err}", file=sys.stderr)
             return 2
         stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -185,9 +199,7 @@ def main(argv: list[str]) -> int:
         (run_dir / "config.json").write_text(json.dumps(config, indent=2) + "\n")
         print("skills: " + "; ".join(f"{skill}: {source}" for skill, source in config["skills"].items()))
         episodes: list[EpisodeResult] = []
-        jobs = [
-            (name, seed) for name in tasks for seed in range(args.seed_start, args.seed_start + args.episodes)
-        ]
+        jobs = [(name, seed) for name in tasks for seed in seeds]
         log = stack.enter_context(DecisionLog(run_dir / "decisions.jsonl"))
         out = stack.enter_context((run_dir / "episodes.jsonl").open("w"))
         bar = tqdm(play(jobs), total=len(jobs), desc="episodes", unit="ep")
@@ -219,4 +231,24 @@ def main(argv: list[str]) -> int:
         f"p95 {metrics['decision_latency_ms_p95']:.0f} ms"
     )
     print(f"run folder: {run_dir}")
+    if args.record:
+        print(f"recordings: {len(jobs)} files in {args.record}")
     return 0
+
+
+def _recorder(folder: Path | None, tasks: list[str], seeds: range) -> EpisodeRecorder | None:
+    """Where each episode is recorded; a ValueError before anything runs when a file is there already."""
+    if folder is None:
+        return None
+    from ros_nodes.bag.definitions import message_definition
+    from ros_nodes.bag.episode import TOPICS, EpisodeRecorder
+
+    for type_name, _qos in TOPICS.values():
+        message_definition(type_name)  # a missing interface package: said now, not after the first episode
+    recorder = EpisodeRecorder(folder)
+    there = [path for path in (recorder.path(t, s) for t in tasks for s in seeds) if path.exists()]
+    if there:
+        raise ValueError(
+            f"--record {folder}: {there[0].name} and {len(there) - 1} more exist (never overwritten)"
+        )
+    return recorder

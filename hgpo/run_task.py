@@ -1,7 +1,8 @@
 """`hgpo run-task`: one tabletop task in-process — the planner's and controller's loops with the simulator
 called directly, no ROS — optionally filmed to a GIF or MP4 with the instruction, the current subgoal and
 its outcome written on the frames. By default it plans and acts as `make sim` does: the LLM planner with the
-shipped adapter (settings from launch/config/planner.yaml) and the shipped ONNX skills."""
+shipped adapter (settings from launch/config/planner.yaml) and the shipped ONNX skills. `--record` writes
+the run as an MCAP recording with the graph's topics (docs/recording.md)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import argparse
 import os
 import sys
 import time
+from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,6 +19,7 @@ from hgpo.skill_arguments import add_skill_arguments, skill_policy
 
 if TYPE_CHECKING:
     from policies.planning import StepRecord
+    from ros_nodes.bag.episode import EpisodeRecording
     from sim.tabletop import Subgoal
 
 PLANNER_YAML = Path(__file__).resolve().parent.parent / "launch" / "config" / "planner.yaml"
@@ -38,6 +41,13 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--render", type=Path, metavar="FILE.mp4|FILE.gif", help="film the episode to this file"
     )
+    parser.add_argument(
+        "--record",
+        type=Path,
+        metavar="FILE.mcap",
+        help="record the run as `make sim record:=true` does (the graph's /hgpo topics, cdr, ROS 2 types; "
+        "simulated time): read it with `hgpo bag info|replay`, ros2 bag or Foxglove; a new file",
+    )
     parser.add_argument("--fps", type=float, default=25.0, help="video frames per simulated second")
     parser.add_argument("--physics-rate", type=float, default=100.0, help="world steps per second (Hz)")
     parser.add_argument("--control-rate", type=float, default=25.0, help="controller ticks per second (Hz)")
@@ -50,6 +60,8 @@ def main(argv: list[str]) -> int:
     hold = args.physics_rate / args.control_rate if args.physics_rate > 0 and args.control_rate > 0 else 0.0
     if hold < 1 or abs(hold - round(hold)) > 1e-9 or args.fps <= 0:
         parser.error("rates must be positive, and the control rate must divide the physics rate")
+    if args.record is not None and args.record.exists():
+        parser.error(f"--record {args.record}: the file exists (a recording is never overwritten)")
     os.environ.setdefault("MUJOCO_GL", "egl")  # headless rendering; must be set before mujoco is imported
     from policies.evaluation import run_episode
     from policies.planning import format_step
@@ -66,7 +78,8 @@ def main(argv: list[str]) -> int:
         config = WorldConfig(control_dt=1.0 / args.physics_rate)
         recorder = RecordingWorld(args.render, config, fps=args.fps) if args.render else None
         world = recorder or TabletopWorld(config)
-    except (ValueError, RuntimeError, ModelError) as err:  # PolicyFileError is a ValueError
+        recording = _recording(args.record) if args.record else None  # last: nothing after it can fail
+    except (ValueError, RuntimeError, ModelError, LookupError, OSError) as err:  # PolicyFileError: ValueError
         print(f"hgpo run-task: error: {err}", file=sys.stderr)
         return 2
     print(f"Task {task.name!r} seed {task.seed}: {task.instruction!r}", flush=True)
@@ -87,13 +100,23 @@ def main(argv: list[str]) -> int:
             outcome = Caption(f"{index + 1}. {subgoal}  {status}", GREEN if record.success else RED)
             recorder.captions = [instruction, outcome]
 
-    with world:
-        result = run_episode(world, task, planner, policy, action_hold=round(hold), on_event=on_event)
-        verdict = "SUCCESS" if result.success else "FAILURE"
-        if recorder is not None:
-            done = Caption(f"{verdict}: {result.message}", GREEN if result.success else RED)
-            recorder.captions = [*recorder.captions, done]
-            recorder.linger(LINGER_S)
+    try:
+        with ExitStack() as stack:
+            stack.enter_context(world)
+            if recording is not None:
+                stack.enter_context(recording)
+            result = run_episode(
+                world, task, planner, policy, action_hold=round(hold), on_event=on_event, watch=recording
+            )
+            verdict = "SUCCESS" if result.success else "FAILURE"
+            if recorder is not None:
+                done = Caption(f"{verdict}: {result.message}", GREEN if result.success else RED)
+                recorder.captions = [*recorder.captions, done]
+                recorder.linger(LINGER_S)
+    except KeyboardInterrupt:
+        kept = f"; the recording up to here is closed: {recording.path}" if recording is not None else ""
+        print(f"hgpo run-task: interrupted{kept}", file=sys.stderr)
+        return 130
     print("-" * 60)
     print(
         f"{verdict}: {len(result.subgoals)} subgoals, {result.sim_time:.1f} s simulated in "
@@ -101,4 +124,18 @@ def main(argv: list[str]) -> int:
     )
     if recorder is not None:
         print(f"video: {args.render} ({recorder.frames} frames at {args.fps:g} fps)")
+    if recording is not None:
+        counts = recording.writer.counts
+        print(
+            f"recording: {sum(counts.values())} messages on {len(counts)} topics, "
+            f"{recording.path.stat().st_size / 1e6:.2f} MB in {recording.path}"
+        )
     return 0 if result.success else 1
+
+
+def _recording(path: Path) -> EpisodeRecording:
+    """Opened before the episode, closed (footer written) however it ends, Ctrl-C and errors included;
+    a DefinitionError (a LookupError) when the interface packages are not installed."""
+    from ros_nodes.bag.episode import EpisodeRecording
+
+    return EpisodeRecording(path)

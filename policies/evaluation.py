@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass, field
+from typing import Protocol
 
-from policies.control import SkillPolicy, SkillPolicyConfig, execute_subgoal, make_skill_policy
+from policies.control import ControlWatch, SkillPolicy, SkillPolicyConfig, execute_subgoal, make_skill_policy
 from policies.planning import (
     Decision,
     DecisionLog,
@@ -19,7 +20,7 @@ from policies.planning import (
     run_closed_loop,
 )
 from policies.planning.llm_config import LLMConfig
-from sim.tabletop import Subgoal, TabletopWorld, Task, WorldConfig, make_task
+from sim.tabletop import SceneState, Subgoal, TabletopWorld, Task, WorldConfig, make_task
 from sim.tabletop.phrasing import Split
 
 
@@ -37,6 +38,25 @@ class EpisodeResult:
     instruction: str = ""
 
 
+class EpisodeWatch(ControlWatch, Protocol):
+    """Hears a whole in-process episode as the graph's nodes would publish it: the reset, each subgoal
+    planned and its result (`event`, the closed loop's EventHook), each control tick and world step."""
+
+    def started(self, task: Task, state: SceneState, subgoal_timeout_s: float) -> None:
+        """The world was reset to `task`; subgoals get this timeout."""
+
+    def event(self, index: int, subgoal: Subgoal, record: StepRecord | None) -> None:
+        """A subgoal planned (record None, before it runs) or its result."""
+
+    def finished(self, result: EpisodeResult) -> None:
+        """The episode ended (not called when it raised)."""
+
+
+EpisodeWatches = Callable[[Task], AbstractContextManager[EpisodeWatch]]
+"""Opens a watch for one episode's task and closes it afterwards, however the episode ended (picklable for
+Ray workers: `hgpo eval-planner --record` passes ros_nodes.bag.episode.EpisodeRecorder)."""
+
+
 def run_episode(
     world: TabletopWorld,
     task: Task,
@@ -47,11 +67,14 @@ def run_episode(
     loop: LoopConfig | None = None,
     on_event: EventHook | None = None,
     log: DecisionLog | None = None,
+    watch: EpisodeWatch | None = None,
 ) -> EpisodeResult:
     """Reset the world to the task and run it closed-loop to success, failure or a limit; each planner
     decision is appended to `log` when given, tagged with the task and seed."""
     started = time.perf_counter()
-    world.reset(task)
+    state = world.reset(task)
+    if watch is not None:
+        watch.started(task, state, subgoal_timeout_s)
     steps = 0
     broken: list[str] = []  # a subgoal whose skill the instruction rules out ends the task as failed
 
@@ -59,9 +82,15 @@ def run_episode(
         nonlocal steps
         if task.forbids(subgoal.skill) and not broken:
             broken.append(f"{subgoal} uses {subgoal.skill}, which the instruction rules out")
-        result = execute_subgoal(world, subgoal, policy, subgoal_timeout_s, action_hold)
+        result = execute_subgoal(world, subgoal, policy, subgoal_timeout_s, action_hold, watch)
         steps += result.steps
         return StepRecord(subgoal, result.success, result.message)
+
+    def event(index: int, subgoal: Subgoal, record: StepRecord | None) -> None:
+        if watch is not None:
+            watch.event(index, subgoal, record)
+        if on_event is not None:
+            on_event(index, subgoal, record)
 
     outcome = run_closed_loop(
         planner,
@@ -70,12 +99,12 @@ def run_episode(
         execute,
         task=task,
         config=loop,
-        on_event=on_event,
+        on_event=event,
         log=log,
         meta={"task": task.name, "seed": task.seed},
         ended=lambda _state: broken[0] if broken else None,
     )
-    return EpisodeResult(
+    episode = EpisodeResult(
         task=task.name,
         seed=task.seed,
         success=outcome.success and not broken,
@@ -87,6 +116,9 @@ def run_episode(
         decisions=tuple(outcome.decisions),
         instruction=task.instruction,
     )
+    if watch is not None:
+        watch.finished(episode)
+    return episode
 
 
 @dataclass(frozen=True)
@@ -102,6 +134,7 @@ class TabletopPlayers:
     physics_rate: float = 100.0  # world steps per second
     action_hold: int = 4  # world steps per controller tick
     max_subgoals: int = 10
+    watches: EpisodeWatches | None = None  # e.g. a recording of each episode
 
     @contextmanager
     def open(self) -> Iterator[Callable[[tuple[str, int]], EpisodeResult]]:
@@ -115,6 +148,10 @@ class TabletopPlayers:
         def play(job: tuple[str, int]) -> EpisodeResult:
             name, seed = job
             task = make_task(name, seed, split=self.split)
-            return run_episode(world, task, planner, policy, action_hold=self.action_hold, loop=loop)
+            with ExitStack() as stack:
+                watch = stack.enter_context(self.watches(task)) if self.watches is not None else None
+                return run_episode(
+                    world, task, planner, policy, action_hold=self.action_hold, loop=loop, watch=watch
+                )
 
         yield play

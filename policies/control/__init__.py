@@ -2,12 +2,13 @@
 
 from policies.control.execution import ControlStep, ExecutionStatus, SubgoalExecution
 from policies.control.registry import SKILL_POLICIES, make_skill_policy
-from policies.control.rollout import SubgoalResult, execute_subgoal
+from policies.control.rollout import ControlWatch, SubgoalResult, execute_subgoal
 from policies.control.skill_policy import ExpertSkillPolicy, SkillPolicy, SkillPolicyConfig
 
 __all__ = [
     "SKILL_POLICIES",
     "ControlStep",
+    "ControlWatch",
     "ExecutionStatus",
     "ExpertSkillPolicy",
     "SkillPolicy",

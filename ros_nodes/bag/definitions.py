@@ -130,3 +130,16 @@ def _resolve(written: str, package: str, roots: Sequence[Path]) -> str:
     if not is_message and match and _find(roots, f"{owner}/action/{match['action']}.action") is not None:
         return f"{owner}/action/{name}"
     return f"{owner}/msg/{name}"
+
+
+# rosidl names an action's parts A_Goal, A_Result, A_Feedback, A_FeedbackMessage; mcap_ros2's .msg parser
+# accepts only [A-Z][A-Za-z0-9]* as a message name, so they are renamed (AGoal, ...) for its codecs alone.
+_PARSER_UNSAFE = re.compile(r"\b([A-Z][A-Za-z0-9]*)_(Goal|Result|Feedback|FeedbackMessage)\b")
+
+
+def parser_names(type_name: str, definition: str) -> tuple[str, str]:
+    """`type_name` and its definition with action parts renamed as mcap_ros2's codecs accept them (the
+    cdr bytes do not depend on names); other types as they are."""
+    if "_" not in type_name.rsplit("/", 1)[-1]:
+        return type_name, definition
+    return _PARSER_UNSAFE.sub(r"\1\2", type_name), _PARSER_UNSAFE.sub(r"\1\2", definition)

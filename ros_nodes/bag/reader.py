@@ -6,7 +6,6 @@ complete chunk before that point is read, and `Bag.complete` is False (the file 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +15,8 @@ from mcap.exceptions import EndOfFile, McapError
 from mcap.records import Channel, Footer, Message, Schema
 from mcap.stream_reader import StreamReader
 from mcap_ros2.decoder import DecoderFactory
+
+from ros_nodes.bag.definitions import parser_names
 
 
 class BagError(Exception):
@@ -85,16 +86,8 @@ def open_bag(path: Path) -> Bag:
     return Bag(path)
 
 
-# rosidl names an action's parts A_Goal, A_Result, A_Feedback, A_FeedbackMessage; mcap_ros2's .msg parser
-# accepts only [A-Z][A-Za-z0-9]* as a message name, so they are renamed (AGoal, ...) for decoding alone.
-_ACTION_PART = re.compile(r"\b([A-Z][A-Za-z0-9]*)_(Goal|Result|Feedback|FeedbackMessage)\b")
-
-
 def _decodable(schema: Schema) -> Schema:
-    if "_" not in schema.name.rsplit("/", 1)[-1]:
-        return schema
-    name = _ACTION_PART.sub(r"\1\2", schema.name)
-    text = _ACTION_PART.sub(r"\1\2", schema.data.decode())
+    name, text = parser_names(schema.name, schema.data.decode())
     return Schema(id=schema.id, name=name, encoding=schema.encoding, data=text.encode())
 
 

@@ -21,6 +21,7 @@ from hgpo.cli import main as hgpo
 from hgpo.eval_planner import main as eval_planner
 from policies.evaluation import TabletopPlayers
 from policies.sharding import Workers, WorkersDiedError, episode_runner
+from ros_nodes.bag.info import bag_info
 from sim.tabletop import UnknownTaskError
 from tests.ray_workers import Dies
 
@@ -73,12 +74,15 @@ def test_an_episode_error_is_raised_as_itself(ray_session: None) -> None:
 def test_eval_planner_json_is_the_same_with_two_workers(
     ray_session: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Metrics, every episode and every decision, in the same order; only clock figures differ."""
+    """Metrics, every episode and every decision, in the same order; only clock figures differ. Each
+    worker records its episodes (--record): the same files, the same messages."""
     argv = ["--planner", "expert", "--skills", "expert", "--task", "templated", "--episodes", "2"]
     runs = {}
     for name, extra in (("one", []), ("two", ["--workers", "2"])):
-        assert eval_planner([*argv, "--run-dir", str(tmp_path / name), *extra]) == 0
-        runs[name] = {
+        record = ["--record", str(tmp_path / name / "bags")]
+        assert eval_planner([*argv, "--run-dir", str(tmp_path / name), *record, *extra]) == 0
+        runs[name] = {"bags": {p.name: bag_counts(p) for p in (tmp_path / name / "bags").iterdir()}}
+        runs[name] |= {
             file: [
                 without_timing(json.loads(line)) for line in (tmp_path / name / file).read_text().splitlines()
             ]
@@ -87,6 +91,11 @@ def test_eval_planner_json_is_the_same_with_two_workers(
         runs[name]["metrics"] = without_timing(json.loads((tmp_path / name / "metrics.json").read_text()))
     assert runs["one"] == runs["two"]
     assert runs["one"]["metrics"]["episodes"] == 10 and len(runs["one"]["decisions.jsonl"]) >= 10
+    assert len(runs["one"]["bags"]) == 10
+
+
+def bag_counts(path: Path) -> dict[str, int]:
+    return {topic: info.count for topic, info in bag_info(path).topics.items()}
 
 
 def test_tabletop_demos_on_two_workers_are_the_records_of_one_process(

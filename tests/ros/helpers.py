@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -74,3 +75,10 @@ class ActionCall:
 
     def cancel(self) -> None:
         wait_for(self.handle.cancel_goal_async(), DISCOVERY_S, "cancel response")
+
+
+def free_port() -> int:
+    """A TCP port on loopback that nothing listens on now (for a viewer's WebSocket server)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])

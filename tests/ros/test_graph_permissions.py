@@ -27,9 +27,11 @@ from ros_nodes.security.keystore import create_enclaves, create_keystore
 from ros_nodes.security.policy import read_policy
 from tests.processes import Captured
 from tests.ros.conftest import HGPO, REPO
-from tests.ros.helpers import DISCOVERY_S, wait_until
+from tests.ros.helpers import DISCOVERY_S, free_port, wait_until
 
 OPERATOR = ("/hgpo", "operator")
+RECORDER = ("/hgpo", "recorder")
+OBSERVERS = {"record": "true", "view": "true"}  # the recorder and the viewer too
 pytestmark = pytest.mark.usefixtures("ament_prefix")  # `hgpo estop`'s node, in the policy's operator enclave
 
 
@@ -59,7 +61,7 @@ def enclaves_of_the_launch() -> dict[tuple[str, str], str]:
     """(namespace, name) -> the enclave its --enclave names, for every node the launch file can start."""
     return {
         (node.namespace or "/", node.name): node.ros_args[node.ros_args.index("--enclave") + 1]
-        for node in real_nodes(run_task="true")
+        for node in real_nodes(run_task="true", **OBSERVERS)
     }
 
 
@@ -93,15 +95,20 @@ def settled(probe: Node, nodes: set[tuple[str, str]]) -> dict[tuple[str, str], G
     raise AssertionError(f"the graph did not settle: {sorted(nodes)} expected, saw {sorted(last or {})}")
 
 
+def recorder_reads(probe: Node, found: dict[tuple[str, str], Grants]) -> set[str]:
+    """The topics the recorder subscribes to now (it subscribes to each as its first publisher appears)."""
+    found[RECORDER] = made_by(probe, *RECORDER)
+    return {t for t in found[RECORDER].subscribe if t.startswith("rt/")}
+
+
 def gone(probe: Node, nodes: set[tuple[str, str]]) -> None:
-    wait_until(
-        lambda: not nodes & {(ns, n) for n, ns in probe.get_node_names_and_namespaces()},
-        DISCOVERY_S,
-        "the last graph's nodes to leave",
-    )
+    def left() -> set[tuple[str, str]]:
+        return nodes & {(ns, n) for n, ns in probe.get_node_names_and_namespaces()}
+
+    wait_until(lambda: not left(), DISCOVERY_S, "the last graph's nodes to leave")
 
 
-def test_each_enclave_allows_exactly_what_its_node_makes(launch, probe: Node, graph_domain) -> None:
+def test_each_enclave_allows_exactly_what_its_node_makes(launch, probe: Node, graph_domain, tmp_path) -> None:
     enclaves = enclaves_of_the_launch()
     observed: dict[str, Grants] = {}
 
@@ -111,12 +118,27 @@ def test_each_enclave_allows_exactly_what_its_node_makes(launch, probe: Node, gr
             seen.publish |= grants.publish
             seen.subscribe |= grants.subscribe
 
-    launched = {key for key in enclaves if key[1] != "run_task"}
-    for interface in INTERFACES:
+    observers = {RECORDER, ("/hgpo", "viewer")}
+    recorded: set[str] = set()
+    for interface in INTERFACES:  # the recorder and viewer with the first: they make the same with each
+        watched = interface == next(iter(INTERFACES))
+        launched = {key for key in enclaves if key[1] != "run_task" and (watched or key not in observers)}
+        extra = [f"record_dir:={tmp_path}", f"view_port:={free_port()}"] if watched else []
+        extra += [f"{name}:={value if watched else 'false'}" for name, value in OBSERVERS.items()]
         graph = launch(
-            "real", "use_fake_hardware:=true", "run_task:=false", f"command_interface:={interface}"
+            "real", "use_fake_hardware:=true", "run_task:=false", f"command_interface:={interface}", *extra
         )
-        record(settled(probe, launched))
+        found = settled(probe, launched)
+        if watched:  # the recorder comes to read exactly the /hgpo topics the others write (it writes none)
+            recorded = {
+                t for k, g in found.items() if k != RECORDER for t in g.publish if t.startswith("rt/hgpo/")
+            }
+            wait_until(
+                lambda found=found, recorded=recorded: recorder_reads(probe, found) == recorded,
+                DISCOVERY_S,
+                f"the recorder to read {sorted(recorded)}",
+            )
+        record(found)
         assert graph.stop(timeout=20) == 0, graph.output
         gone(probe, launched)
 
@@ -138,6 +160,14 @@ def test_each_enclave_allows_exactly_what_its_node_makes(launch, probe: Node, gr
 
     policy = read_policy(REPO_POLICY)
     assert set(policy) == set(observed)
+    # The recorder subscribes to each topic once someone publishes it: with run_task's heartbeat and the
+    # operator's e-stop, which were not running beside it, it makes what its enclave allows.
+    others = {t for enclave, g in observed.items() if enclave != "/hgpo/recorder" for t in g.publish}
+    assert {t for t in others if t.startswith("rt/hgpo/")} - recorded == {
+        "rt/hgpo/run_task/client_heartbeat",
+        "rt/hgpo/estop",
+    }
+    observed["/hgpo/recorder"].subscribe |= {t for t in others if t.startswith("rt/hgpo/")}
     for enclave, grants in policy.items():
         for way, allowed, made in (
             ("publish", grants.publish, observed[enclave].publish),
@@ -201,9 +231,17 @@ def test_security_true_starts_each_node_in_its_enclave_and_never_without_one(
     create_keystore(keystore, int(graph_domain["ROS_DOMAIN_ID"]))
     create_enclaves(keystore, REPO_POLICY)
     graph = launch(
-        "real", "use_fake_hardware:=true", "run_task:=false", "security:=true", f"keystore:={keystore}"
+        "real",
+        "use_fake_hardware:=true",
+        "run_task:=false",
+        "security:=true",
+        f"keystore:={keystore}",
+        *(f"{name}:={value}" for name, value in OBSERVERS.items()),
+        f"record_dir:={tmp_path / 'runs'}",
+        f"view_port:={free_port()}",
     )
-    names = [node.name for node in real_nodes(run_task="false")]
+    names = [node.name for node in real_nodes(run_task="false", **OBSERVERS)]
+    assert {"recorder", "viewer"} <= set(names)
     for name in names:  # rcl resolved the node's --enclave in the keystore: the layout is the one it reads
         found = f"Found security directory: {keystore}/enclaves/hgpo/{name}"
         wait_until(lambda found=found: any(found in line for line in graph.lines), DISCOVERY_S, found)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import struct
 import time
 from collections import defaultdict
@@ -15,17 +14,11 @@ from hgpo_msgs.action import RunTask
 from websockets.sync.client import ClientConnection, connect
 
 from tests.ros.conftest import Launched
-from tests.ros.helpers import DISCOVERY_S, ActionCall, wait_until
+from tests.ros.helpers import DISCOVERY_S, ActionCall, free_port, wait_until
 
 TASK_TIMEOUT_S = 180.0
 SUBPROTOCOL = "foxglove.sdk.v1"  # what foxglove-sdk 0.30 speaks (the Foxglove app offers it)
 TOPICS = ("/view/scene", "/view/status", "/view/decisions", "/view/controller_rate")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture

@@ -17,6 +17,7 @@ from ros_nodes.security.policy import read_policy
 POLICY = read_policy(REPO_POLICY)
 pytestmark = pytest.mark.usefixtures("ament_prefix")
 OPERATOR = "/hgpo/operator"
+OBSERVERS = {"/hgpo/recorder", "/hgpo/viewer"}  # record:=true and view:=true: they read, never write
 
 
 def write_policy(tmp_path: Path, profile: str, enclave: str = "/a/talker") -> Path:
@@ -97,7 +98,7 @@ def readers(name: str) -> set[str]:
 def test_only_the_controller_moves_the_arm_through_the_bridge() -> None:
     for name in ("/hgpo/cmd_twist", "/hgpo/gripper_cmd"):
         assert writers(topic(name)) == {"/hgpo/controller"}
-        assert readers(topic(name)) == {"/hgpo/arm_bridge"}
+        assert readers(topic(name)) - OBSERVERS == {"/hgpo/arm_bridge"}
     hardware = ("/servo_node/delta_twist_cmds", "/forward_velocity_controller/commands", "/gripper/width_cmd")
     for name in hardware:
         assert writers(topic(name)) == {"/hgpo/arm_bridge"}
@@ -113,7 +114,7 @@ def test_only_the_planner_sends_subgoals_and_resets_the_scene() -> None:
 
 def test_only_the_operator_presses_or_releases_the_estop_and_only_the_bridge_reads_it() -> None:
     assert writers(topic("/hgpo/estop")) == {OPERATOR}
-    assert readers(topic("/hgpo/estop")) == {"/hgpo/arm_bridge"}
+    assert readers(topic("/hgpo/estop")) - OBSERVERS == {"/hgpo/arm_bridge"}
     assert writers(request("/hgpo/reset_estop")) == {OPERATOR}
     assert writers(reply("/hgpo/reset_estop")) == {"/hgpo/arm_bridge"}
     assert writers(topic("/hgpo/estop_state")) == {"/hgpo/arm_bridge"}
@@ -127,13 +128,47 @@ def test_only_the_operator_presses_or_releases_the_estop_and_only_the_bridge_rea
     }
 
 
+def own_basics(enclave: str) -> set[str]:
+    """What every node of the enclave writes on its own: its log, parameter events and parameter replies."""
+    name = f"{enclave}/"
+    return {"rt/rosout", "rt/parameter_events"} | {
+        t for t in POLICY[enclave].publish if t.startswith(f"rr{name}")
+    }
+
+
+def test_the_recorder_reads_every_hgpo_topic_of_the_graph_and_the_viewer_what_it_draws() -> None:
+    published = {
+        name
+        for enclave, grants in POLICY.items()
+        if enclave not in OBSERVERS
+        for name in grants.publish
+        if name.startswith("rt/hgpo/")
+    }
+    recorder, viewer = POLICY["/hgpo/recorder"], POLICY["/hgpo/viewer"]
+    assert {t for t in recorder.subscribe if t.startswith("rt/")} == published
+    drawn = {
+        "scene_state",
+        "subgoal",
+        "subgoal_status",
+        "instruction",
+        "cmd_twist",
+        "run_task/_action/feedback",
+    }
+    assert {t for t in viewer.subscribe if t.startswith("rt/")} == {
+        *(topic(f"/hgpo/{name}") for name in drawn),
+        topic("/joint_states"),  # the arm driver's (fake_arm's), remapped in real.launch.xml
+    }
+    for observer in OBSERVERS:  # no subgoal, command, e-stop, request or reply of anyone else's
+        assert POLICY[observer].publish == own_basics(observer), observer
+
+
 def real_graph(**args: str) -> list:
     """The nodes `hgpo launch real --print` shows with these arguments."""
     return parse_launch_file(resolve_launch_file("real"), {"use_fake_hardware": "true", **args})
 
 
 def test_there_is_an_enclave_per_node_of_the_real_graph_and_one_for_the_operator() -> None:
-    nodes = real_graph()
+    nodes = real_graph(record="true", view="true")
     enclaves = {}
     for node in nodes:
         flag = node.ros_args.index("--enclave")
@@ -148,7 +183,8 @@ def test_there_is_an_enclave_per_node_of_the_real_graph_and_one_for_the_operator
 def test_security_true_sets_sros2s_environment_and_needs_a_keystore(tmp_path: Path) -> None:
     plain = real_graph()
     assert all(dict(node.env) == {"ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"} for node in plain)
-    secured = real_graph(security="true", keystore=str(tmp_path))
+    secured = real_graph(security="true", keystore=str(tmp_path), record="true", view="true")
+    assert {"recorder", "viewer"} <= {node.name for node in secured}
     for node in secured:
         assert dict(node.env) == {
             "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST",
