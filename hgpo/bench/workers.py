@@ -55,8 +55,8 @@ class BenchWorkersConfig:
     planner: str = "llm"
     max_steps: int = 50
     group_size: int = 8  # RL: episodes per initial state
-    rl_iterations: int = 3  # RL: iterations per run; the first is never overlapped
-    rl_overlap: bool = True  # RL: also run each worker count >= 1 with rl.overlap
+    rl_iterations: int = 4  # RL: iterations per run; the first is never overlapped
+    rl_overlap: tuple[int, ...] | None = None  # RL: counts run again with rl.overlap; None: the largest
     rl_sets: tuple[
         str, ...
     ] = ()  # RL: more `--set key=value` for train-planner (e.g. adapter=..., model=...)
@@ -104,11 +104,12 @@ def alfworld_runs(games: Path, config: BenchWorkersConfig, scratch: Path) -> dic
 
 
 def rl_runs(config: BenchWorkersConfig, scratch: Path) -> dict[str, Any]:
-    """`rl_iterations` grpo iterations on the tabletop per worker count, and per count >= 1 with overlap;
-    the iterations' times from the run's metrics. The iteration wall time is the mean over the iterations
-    after the first (the first is never overlapped), or the first alone in a one-iteration run."""
+    """`rl_iterations` grpo iterations on the tabletop per worker count, then per count of `rl_overlap`
+    with overlap; the iterations' times from the run's metrics. The iteration wall time is the mean over
+    the middle iterations, the steady state: not the first (never overlapped) nor the last (no next
+    rollouts run during its update); with fewer than three, over those after the first, or the one."""
     cases = [(workers, False) for workers in config.workers]
-    cases += [(workers, True) for workers in config.workers if workers and config.rl_overlap]
+    cases += [(workers, True) for workers in overlapped_counts(config)]
     runs: list[dict[str, Any]] = []
     for workers, overlap in cases:
         run_dir = scratch / f"rl-{workers}{'-overlap' if overlap else ''}"
@@ -118,13 +119,14 @@ def rl_runs(config: BenchWorkersConfig, scratch: Path) -> dict[str, Any]:
         command += ["--no-progress"] + [arg for value in (*sets, *config.rl_sets) for arg in ("--set", value)]
         wall = _timed(command, workers)
         rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
-        steady = rows[1:] or rows
+        steady = rows[1:-1] or rows[1:] or rows
         runs.append(
             {
                 "workers": workers,
                 "overlap": overlap,
                 "wall_s": wall,
                 "iteration_s": _mean(steady, "perf/iteration_s"),
+                "iterations_s": [row["perf/iteration_s"] for row in rows],
                 "rollout_s": _mean(rows, "perf/rollout_s"),
                 "update_s": _mean(rows, "perf/update_s"),
                 "staleness": [row["train/staleness"] for row in rows],
@@ -134,6 +136,15 @@ def rl_runs(config: BenchWorkersConfig, scratch: Path) -> dict[str, Any]:
         )
         runs[-1]["speedup"] = runs[0]["iteration_s"] / runs[-1]["iteration_s"]
     return {"group_size": config.group_size, "iterations": config.rl_iterations, "runs": runs}
+
+
+def overlapped_counts(config: BenchWorkersConfig) -> tuple[int, ...]:
+    """The worker counts the RL part runs again with rl.overlap: as given, else the largest of `workers`
+    (none when that is 0: overlap needs workers)."""
+    if config.rl_overlap is not None:
+        return config.rl_overlap
+    largest = max(config.workers)
+    return (largest,) if largest else ()
 
 
 def run(config: BenchWorkersConfig) -> dict[str, Any]:
@@ -163,8 +174,16 @@ def _worker_count(text: str) -> int:
     return value
 
 
+def _overlap_count(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"overlap needs workers: a count >= 1, got {value}")
+    return value
+
+
 def _label(workers: int, overlap: bool = False) -> str:
-    return ("in-process" if workers == 0 else f"{workers} workers") + (" + overlap" if overlap else "")
+    label = "in-process" if workers == 0 else f"{workers} worker" + ("s" if workers > 1 else "")
+    return label + (" + overlap" if overlap else "")
 
 
 def main(argv: list[str]) -> int:
@@ -199,13 +218,15 @@ def main(argv: list[str]) -> int:
         "--rl-iterations",
         type=int,
         default=defaults.rl_iterations,
-        help="rl: iterations per run, the first never overlapped (%(default)s)",
+        help="rl: iterations per run; the middle ones are timed (%(default)s)",
     )
     parser.add_argument(
         "--rl-overlap",
-        action=argparse.BooleanOptionalAction,
-        default=defaults.rl_overlap,
-        help="rl: also run each worker count >= 1 with rollouts overlapping the updates (%(default)s)",
+        type=_overlap_count,
+        nargs="*",
+        metavar="N",
+        help="rl: worker counts to run again with rollouts overlapping the updates (rl.overlap); default: "
+        "the largest of --workers; none given: no overlapped run",
     )
     parser.add_argument(
         "--rl-set", nargs="+", default=[], metavar="KEY=VALUE", help="rl: more train-planner --set values"
@@ -224,7 +245,7 @@ def main(argv: list[str]) -> int:
         args.max_steps,
         args.group_size,
         args.rl_iterations,
-        args.rl_overlap,
+        None if args.rl_overlap is None else tuple(args.rl_overlap),
         tuple(args.rl_set),
         args.json,
     )
