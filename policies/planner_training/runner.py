@@ -298,9 +298,8 @@ def train_on_policy(
 
     def play(iteration: int, weights: Weights | None) -> tuple[list[Episode], list[Episode]]:
         def rollouts(chosen: list[str], group: int, seed: int) -> list[Episode]:
-            if sample is None:
-                with rl.adapter_weights(policy, weights):
-                    return rl.play(arena, policy, config, chosen, group, True, seed)
+            if sample is None:  # weights is None here: only workers sample with other weights (overlap)
+                return rl.play(arena, policy, config, chosen, group, True, seed)
             sent = weights if weights is not None else policy.trainable_state()
             return rl.play_on_workers(sample, sent, chosen, group, seed)
 
