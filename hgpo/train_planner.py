@@ -60,7 +60,9 @@ def _parser() -> argparse.ArgumentParser:
         parser,
         "here the RL and DPO rollouts: each worker samples whole groups with its own copy of the base model, "
         "sent the adapter weights every iteration, while this process evaluates and updates (a group samples "
-        "from its own seed: the episodes differ from a run without workers, not between worker counts)",
+        "from its own seed: the episodes differ from a run without workers, not between worker counts); "
+        "--set rl.overlap=true: they sample the next iteration's groups during the update, one iteration "
+        "off-policy (docs/distributed.md)",
     )
     return parser
 

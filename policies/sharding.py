@@ -2,7 +2,9 @@
 this machine or on a Ray cluster, the results handed back in the specs' order, so what a command writes does
 not depend on how many workers played it. Each worker builds its own world and planner once, from a picklable
 `Players` (a config, never a live world). A worker that dies is replaced and its unfinished episode played
-again; an episode's own error ends the run as it would in one process.
+again; an episode's own error ends the run as it would in one process. Leaving the runner while another
+thread still waits on episodes (planner RL's next rollouts, overlapped with an update) abandons them: that
+thread gets `EpisodesAbandonedError` and the workers are stopped without waiting for those episodes.
 
 Ray is imported here only, and only when workers are asked for (`Workers` given); without them the episodes
 run in the calling process, one after another, as they always did."""
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
@@ -47,6 +50,10 @@ class Workers:
 
 class WorkersDiedError(RuntimeError):
     """Actors kept dying: more replacements than `Workers.replacements` allows."""
+
+
+class EpisodesAbandonedError(RuntimeError):
+    """The runner was left (the run is ending) while these episodes were still in play."""
 
 
 @contextmanager
@@ -95,6 +102,10 @@ class _RayPool(Generic[S, R]):
         self._started_ray = False
         self._actors: list[Any] = []
         self._replaced = 0
+        self._closing = False
+        self._abandoned = False  # some play gave up on episodes still running on the actors
+        self._playing = 0  # threads inside `_step` (between Ray calls, never across a yield)
+        self._idle = threading.Condition()
 
     def __enter__(self) -> _RayPool[S, R]:
         import ray
@@ -113,10 +124,15 @@ class _RayPool(Generic[S, R]):
         return self
 
     def __exit__(self, failed: type[BaseException] | None = None, *_exc: object) -> None:
-        """Closes each actor's world (after a failure, they are only killed), then Ray when it started it."""
+        """Closes each actor's world (after a failure, or with episodes abandoned in play, they are only
+        killed), then Ray when it started it. A play in another thread gives up first
+        (`EpisodesAbandonedError`)."""
         ray = self._ray
+        with self._idle:
+            self._closing = True
+            self._idle.wait_for(lambda: not self._playing, timeout=60)
         try:
-            if self._actors and failed is None:
+            if self._actors and failed is None and not self._abandoned:
                 closing = [actor.close.remote() for actor in self._actors]
                 ray.wait(closing, num_returns=len(closing), timeout=30)
             for actor in self._actors:
@@ -173,18 +189,41 @@ class _RayPool(Generic[S, R]):
         return fresh
 
     def play(self, specs: Sequence[S]) -> Iterator[R]:
-        ray = self._ray
         pending = deque(enumerate(specs))
         running: dict[Any, tuple[Any, int, S]] = {}  # object ref -> (actor, index, spec)
         idle = list(self._actors)
         finished: dict[int, R] = {}
         emitted = 0
         while emitted < len(specs):
+            self._step(pending, running, idle, finished)
+            while emitted in finished:  # the results in the specs' order, as soon as the prefix is complete
+                yield finished.pop(emitted)
+                emitted += 1
+
+    def _step(
+        self,
+        pending: deque[tuple[int, S]],
+        running: dict[Any, tuple[Any, int, S]],
+        idle: list[Any],
+        finished: dict[int, R],
+    ) -> None:
+        """Hands idle actors the next specs and collects at least one result (or replaces a dead actor);
+        raises `EpisodesAbandonedError` once the runner is being left."""
+        ray = self._ray
+        with self._idle:
+            if self._closing:
+                raise EpisodesAbandonedError(
+                    f"{len(pending) + len(running)} episodes abandoned: the run is ending"
+                )
+            self._playing += 1
+        try:
             while idle and pending:
                 actor = idle.pop()
                 index, spec = pending.popleft()
                 running[actor.play.remote(spec)] = (actor, index, spec)
-            ready, _ = ray.wait(list(running), num_returns=1)
+            ready: list[Any] = []
+            while not ready and not self._closing:
+                ready, _ = ray.wait(list(running), num_returns=1, timeout=0.5)
             for ref in ready:
                 actor, index, spec = running.pop(ref)
                 try:
@@ -195,6 +234,8 @@ class _RayPool(Generic[S, R]):
                     pending.appendleft((index, spec))  # played again, by whoever is free first
                     continue
                 idle.append(actor)
-            while emitted in finished:  # the results in the specs' order, as soon as the prefix is complete
-                yield finished.pop(emitted)
-                emitted += 1
+        finally:
+            with self._idle:
+                self._playing -= 1
+                self._abandoned |= self._closing and bool(running)
+                self._idle.notify_all()

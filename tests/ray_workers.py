@@ -4,6 +4,7 @@ policies/sharding.py."""
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -47,3 +48,24 @@ class Dies:
 def second_group(group: Any) -> bool:
     """The second initial state's group of a planner-RL iteration (`rl.RolloutGroup`)."""
     return bool(group.seed % 1_000_003 == 1)
+
+
+def second_group_of(iteration: int, group: Any) -> bool:
+    """The second group of planner-RL iteration `iteration` of a run with seed 0 (`runner.play_iteration`)."""
+    return bool(group.seed == iteration * 1_000_003 + 1)
+
+
+@dataclass(frozen=True)
+class Stalls:
+    """Players whose episodes never end (a worker deep in a long game): each creates `started`, then waits
+    until its process is killed."""
+
+    started: Path
+
+    @contextmanager
+    def open(self) -> Iterator[Callable[[Any], Any]]:
+        def stall(spec: Any) -> Any:
+            self.started.touch()
+            threading.Event().wait()
+
+        yield stall

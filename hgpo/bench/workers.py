@@ -1,7 +1,9 @@
 """`hgpo bench workers`: the same work in one process and on N Ray workers (`--workers N`), each run a fresh
 command as a user runs it. `hgpo alfworld eval` over one game set: wall time, speed-up over the first run,
-and whether every run gave the same per-game results (it must). One planner-RL iteration (`hgpo
-train-planner --algo grpo`, tabletop): the command's wall time and the iteration's rollout time."""
+and whether every run gave the same per-game results (it must). A few planner-RL iterations (`hgpo
+train-planner --algo grpo`, tabletop), per worker count and, with `--rl-overlap`, also with rollouts
+overlapping the updates (`rl.overlap`): the command's wall time, and the iterations' wall, rollout and
+update times from the run's metrics."""
 
 from __future__ import annotations
 
@@ -53,6 +55,8 @@ class BenchWorkersConfig:
     planner: str = "llm"
     max_steps: int = 50
     group_size: int = 8  # RL: episodes per initial state
+    rl_iterations: int = 4  # RL: iterations per run; the first is never overlapped
+    rl_overlap: tuple[int, ...] | None = None  # RL: counts run again with rl.overlap; None: the largest
     rl_sets: tuple[
         str, ...
     ] = ()  # RL: more `--set key=value` for train-planner (e.g. adapter=..., model=...)
@@ -66,6 +70,10 @@ def _timed(command: list[str], workers: int) -> float:
     started = time.perf_counter()
     subprocess.run(command, check=True)
     return time.perf_counter() - started
+
+
+def _mean(rows: list[dict[str, Any]], key: str) -> float:
+    return sum(row[key] for row in rows) / len(rows)
 
 
 def alfworld_runs(games: Path, config: BenchWorkersConfig, scratch: Path) -> dict[str, Any]:
@@ -96,28 +104,47 @@ def alfworld_runs(games: Path, config: BenchWorkersConfig, scratch: Path) -> dic
 
 
 def rl_runs(config: BenchWorkersConfig, scratch: Path) -> dict[str, Any]:
-    """One grpo iteration on the tabletop per worker count; rollout seconds from the run's metrics."""
-    runs, base_rollout = [], 0.0
-    for workers in config.workers:
-        run_dir = scratch / f"rl-{workers}"
-        sets = ["rl.iterations=1", f"rl.group_size={config.group_size}", "eval_episodes=0", "eval_every=0"]
+    """`rl_iterations` grpo iterations on the tabletop per worker count, then per count of `rl_overlap`
+    with overlap; the iterations' times from the run's metrics. The iteration wall time is the mean over
+    the middle iterations, the steady state: not the first (never overlapped) nor the last (no next
+    rollouts run during its update); with fewer than three, over those after the first, or the one."""
+    cases = [(workers, False) for workers in config.workers]
+    cases += [(workers, True) for workers in overlapped_counts(config)]
+    runs: list[dict[str, Any]] = []
+    for workers, overlap in cases:
+        run_dir = scratch / f"rl-{workers}{'-overlap' if overlap else ''}"
+        sets = [f"rl.iterations={config.rl_iterations}", f"rl.group_size={config.group_size}"]
+        sets += ["eval_episodes=0", "eval_every=0", f"rl.overlap={str(overlap).lower()}"]
         command = ["train-planner", "--algo", "grpo", "--domain", "tabletop", "--run-dir", str(run_dir)]
         command += ["--no-progress"] + [arg for value in (*sets, *config.rl_sets) for arg in ("--set", value)]
         wall = _timed(command, workers)
-        row = json.loads((run_dir / "metrics.jsonl").read_text().splitlines()[-1])
-        rollout = row["perf/decision_s"] * row["rollout/decisions"]
-        base_rollout = base_rollout or rollout
+        rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+        steady = rows[1:-1] or rows[1:] or rows
         runs.append(
             {
                 "workers": workers,
+                "overlap": overlap,
                 "wall_s": wall,
-                "rollout_s": rollout,
-                "rollout_speedup": base_rollout / rollout,
-                "episodes": row["rollout/kept_episodes"],
-                "success_rate": row["rollout/success_rate"],
+                "iteration_s": _mean(steady, "perf/iteration_s"),
+                "iterations_s": [row["perf/iteration_s"] for row in rows],
+                "rollout_s": _mean(rows, "perf/rollout_s"),
+                "update_s": _mean(rows, "perf/update_s"),
+                "staleness": [row["train/staleness"] for row in rows],
+                "episodes": [row["rollout/kept_episodes"] for row in rows],
+                "success_rate": _mean(rows, "rollout/success_rate"),
             }
         )
-    return {"group_size": config.group_size, "runs": runs}
+        runs[-1]["speedup"] = runs[0]["iteration_s"] / runs[-1]["iteration_s"]
+    return {"group_size": config.group_size, "iterations": config.rl_iterations, "runs": runs}
+
+
+def overlapped_counts(config: BenchWorkersConfig) -> tuple[int, ...]:
+    """The worker counts the RL part runs again with rl.overlap: as given, else the largest of `workers`
+    (none when that is 0: overlap needs workers)."""
+    if config.rl_overlap is not None:
+        return config.rl_overlap
+    largest = max(config.workers)
+    return (largest,) if largest else ()
 
 
 def run(config: BenchWorkersConfig) -> dict[str, Any]:
@@ -147,8 +174,16 @@ def _worker_count(text: str) -> int:
     return value
 
 
-def _label(workers: int) -> str:
-    return "in-process" if workers == 0 else f"{workers} workers"
+def _overlap_count(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"overlap needs workers: a count >= 1, got {value}")
+    return value
+
+
+def _label(workers: int, overlap: bool = False) -> str:
+    label = "in-process" if workers == 0 else f"{workers} worker" + ("s" if workers > 1 else "")
+    return label + (" + overlap" if overlap else "")
 
 
 def main(argv: list[str]) -> int:
@@ -180,10 +215,26 @@ def main(argv: list[str]) -> int:
         "--group-size", type=int, default=defaults.group_size, help="rl: episodes per state (%(default)s)"
     )
     parser.add_argument(
+        "--rl-iterations",
+        type=int,
+        default=defaults.rl_iterations,
+        help="rl: iterations per run; the middle ones are timed (%(default)s)",
+    )
+    parser.add_argument(
+        "--rl-overlap",
+        type=_overlap_count,
+        nargs="*",
+        metavar="N",
+        help="rl: worker counts to run again with rollouts overlapping the updates (rl.overlap); default: "
+        "the largest of --workers; none given: no overlapped run",
+    )
+    parser.add_argument(
         "--rl-set", nargs="+", default=[], metavar="KEY=VALUE", help="rl: more train-planner --set values"
     )
     add_json_argument(parser, defaults.json)
     args = parser.parse_args(argv)
+    if args.rl_iterations < 1:
+        parser.error(f"--rl-iterations must be >= 1, got {args.rl_iterations}")
     config = BenchWorkersConfig(
         tuple(args.parts),
         tuple(args.workers),
@@ -193,6 +244,8 @@ def main(argv: list[str]) -> int:
         args.planner,
         args.max_steps,
         args.group_size,
+        args.rl_iterations,
+        None if args.rl_overlap is None else tuple(args.rl_overlap),
         tuple(args.rl_set),
         args.json,
     )
@@ -213,10 +266,18 @@ def main(argv: list[str]) -> int:
         print(f"per-game results identical across runs: {alfworld['identical_results']}\n")
     if "rl_iteration" in results:
         rows = [
-            [_label(r["workers"]), r["wall_s"], r["rollout_s"], f"{r['rollout_speedup']:.2f}x", r["episodes"]]
+            [
+                _label(r["workers"], r["overlap"]),
+                r["wall_s"],
+                r["iteration_s"],
+                f"{r['speedup']:.2f}x",
+                r["rollout_s"],
+                r["update_s"],
+            ]
             for r in results["rl_iteration"]["runs"]
         ]
-        print(table(["grpo iteration", "command wall s", "rollout s", "rollout speed-up", "episodes"], rows))
+        header = ["grpo", "command wall s", "iteration s", "speed-up", "rollout s", "update s"]
+        print(table(header, rows))
     write_json(config.json, "workers", config, results)
     print(f"wrote {config.json}")
     return 0 if results.get("alfworld_eval", {}).get("identical_results", True) else 1

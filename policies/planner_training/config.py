@@ -144,6 +144,11 @@ class RLSettings:
     """DAPO's dynamic sampling: keep only groups whose episodes' returns differ, drawing more initial states
     (at most this many extra draws of `states_per_iteration`) until `states_per_iteration` such groups are
     in the batch; 0: off (every group is kept)."""
+    overlap: bool = False
+    """With rollout workers (`--workers`, `--ray-address`): the workers sample iteration t+1's groups with
+    the adapter as it was before iteration t's update while the learner runs that update, one iteration
+    off-policy; the update's ratio scores them against those older weights (docs/distributed.md).
+    False: rollouts and updates take turns, every iteration on-policy."""
 
 
 @dataclass(frozen=True)
@@ -205,6 +210,11 @@ class PlannerTrainConfig:
         if self.algo not in ALGORITHMS:
             raise ValueError(f"unknown algorithm {self.algo!r}; known: {', '.join(ALGORITHMS)}")
         WORLDS.world(self.domain)  # an unknown name raises, listing the known ones
+        if self.algo not in ESTIMATORS and self.rl.overlap:
+            raise ValueError(
+                f"rl.overlap is for grpo, gigpo and hgpo, whose clipped ratio corrects for rollouts one "
+                f"update old; {self.algo} takes turns (drop rl.overlap)"
+            )
         if self.algo in ESTIMATORS and self.rl.group_size < 2:
             raise ValueError("rl.group_size must be >= 2: advantages are relative within a group")
         if self.dtype not in DTYPES:

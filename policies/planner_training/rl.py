@@ -8,7 +8,10 @@ penalty to the frozen reference:
 
 where A is the advantage of the decision the token belongs to and the mean runs over every answer token
 of the minibatch. Rollouts sample from the policy being trained, through the planner node's own
-`LLMPlanner` (constrained decoding, KV cache) and closed loop.
+`LLMPlanner` (constrained decoding, KV cache) and closed loop. pi_old is the policy that sampled the
+answers: the one being updated, or with `rl.overlap` the adapter one update older, whose weights came with
+the rollouts, so the clipped ratio corrects for that one step of staleness (off-policy by one iteration, as
+in asynchronous RL).
 """
 
 from __future__ import annotations
@@ -117,15 +120,15 @@ class RolloutPlayers:
 
 def play_on_workers(
     workers: Callable[[Sequence[RolloutGroup]], Iterator[list[Episode]]],
-    policy: Policy,
+    weights: dict[str, torch.Tensor],
     states: Sequence[str],
     repeats: int,
     seed: int,
 ) -> list[Episode]:
-    """`play`'s sampled episodes, each state's group played by whichever rollout worker is free, in the
-    order of `states`. A group samples from its own seed (`seed` and its place), so the episodes do not
-    depend on how many workers play them (they differ from one process's, which draws one stream)."""
-    weights = policy.trainable_state()
+    """`play`'s sampled episodes under the adapter `weights` (`Policy.trainable_state()`), each state's
+    group played by whichever rollout worker is free, in the order of `states`. A group samples from its
+    own seed (`seed` and its place), so the episodes do not depend on how many workers play them (they
+    differ from one process's, which draws one stream)."""
     groups = [RolloutGroup(weights, state, repeats, seed * 1_000_003 + n) for n, state in enumerate(states)]
     return [episode for episodes in workers(groups) for episode in episodes]
 
@@ -199,16 +202,36 @@ def pg_loss(
     return loss, stats
 
 
+@contextmanager
+def adapter_weights(policy: Policy, weights: dict[str, torch.Tensor] | None) -> Iterator[None]:
+    """Forward passes inside run the adapter `weights` (None: the policy's own), restored on leaving."""
+    if weights is None:
+        yield
+        return
+    own = policy.trainable_state()
+    policy.load_trainable_state(weights)
+    try:
+        yield
+    finally:
+        policy.load_trainable_state(own)
+
+
 @torch.no_grad()
-def anchor_logprobs(policy: Policy, examples: Sequence[Example]) -> tuple[torch.Tensor, torch.Tensor]:
-    """Answer-token log-probabilities of one minibatch under the policy as it is now (the "old" policy of
-    the ratio) and under the frozen reference."""
+def anchor_logprobs(
+    policy: Policy,
+    minibatches: Sequence[Sequence[Example]],
+    behaviour: dict[str, torch.Tensor] | None = None,
+) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """Answer-token log-probabilities of each minibatch under the policy that sampled it (the "old" policy
+    of the ratio: the adapter `behaviour` when given, else the policy as it is now) and under the frozen
+    reference."""
     policy.model.eval()
-    batch = policy.collate(examples)
-    old, _, _ = token_logprobs(policy.model, batch)
+    batches = [policy.collate(examples) for examples in minibatches]
+    with adapter_weights(policy, behaviour):
+        old = [token_logprobs(policy.model, batch)[0] for batch in batches]
     with policy.reference():
-        ref, _, _ = token_logprobs(policy.model, batch)
-    return old, ref
+        ref = [token_logprobs(policy.model, batch)[0] for batch in batches]
+    return list(zip(old, ref, strict=True))
 
 
 def update(
@@ -218,8 +241,10 @@ def update(
     rl: RLSettings,
     max_grad_norm: float,
     seed: int,
+    behaviour: dict[str, torch.Tensor] | None = None,
 ) -> dict[str, float]:
-    """`rl.epochs` passes of the clipped objective over the batch in shuffled minibatches.
+    """`rl.epochs` passes of the clipped objective over the batch in shuffled minibatches. `behaviour`: the
+    adapter weights that sampled the batch when they are not the policy's own (`rl.overlap`).
 
     Skipped (`train/skipped`) when every advantage is zero before the optimizer's first step: the policy is
     then still its reference, where the surrogate and the k3 KL both have zero gradient (and AdamW here no
@@ -232,7 +257,7 @@ def update(
     random.Random(seed).shuffle(order)  # fixed minibatches across epochs: old/ref log-probs computed once
     groups = [order[i : i + rl.minibatch] for i in range(0, len(order), rl.minibatch)]
     fixed = [[batch.examples[i] for i in g] for g in groups]
-    anchors = [anchor_logprobs(policy, m) for m in fixed]
+    anchors = anchor_logprobs(policy, fixed, behaviour)
     params = policy.parameters()
     totals: dict[str, float] = {"loss": 0.0, "kl": 0.0, "clip_fraction": 0.0, "entropy": 0.0}
     tokens = passes = 0

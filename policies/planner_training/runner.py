@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +34,7 @@ from policies.planner_training.config import PlannerTrainConfig, from_mapping, t
 from policies.planner_training.data import encode, episodes_of, load_demos, repeated, split
 from policies.planner_training.model import Policy, load_policy
 from policies.planner_training.rollouts import Arena, Episode, make_arena, success_by_kind
+from policies.planner_training.schedule import RolloutSchedule, Sampled, Weights
 from policies.sharding import Workers, episode_runner
 from policies.skills.run_log import RunLog
 from policies.stop_request import never
@@ -79,11 +80,24 @@ class Checkpoint:
     def __init__(self, run_dir: Path) -> None:
         self.path = run_dir / "checkpoints" / "last" / "state.pt"
 
-    def save(self, policy: Policy, optimizer: torch.optim.Optimizer, counters: dict[str, Any]) -> None:
+    def save(
+        self,
+        policy: Policy,
+        optimizer: torch.optim.Optimizer,
+        counters: dict[str, Any],
+        behaviour: Weights | None = None,
+    ) -> None:
+        """`behaviour`: the adapter weights sampling the next iteration's rollouts (`rl.overlap`)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        weights = policy.trainable_state()
+        state = {
+            "weights": policy.trainable_state(),
+            "optimizer": optimizer.state_dict(),
+            "counters": counters,
+        }
+        if behaviour is not None:
+            state["behaviour"] = behaviour
         partial = self.path.with_suffix(".partial")
-        torch.save({"weights": weights, "optimizer": optimizer.state_dict(), "counters": counters}, partial)
+        torch.save(state, partial)
         partial.replace(self.path)
 
     def read(self) -> dict[str, Any] | None:
@@ -92,6 +106,12 @@ class Checkpoint:
             return None
         state: dict[str, Any] = torch.load(self.path, weights_only=True)
         return state
+
+    def behaviour(self) -> Weights | None:
+        """The weights that were sampling the next iteration's rollouts when the run was saved (`rl.overlap`),
+        so that a resumed run samples it with them; None when none were in flight."""
+        state = self.read()
+        return state.get("behaviour") if state is not None else None
 
     def load(self, policy: Policy, optimizer: torch.optim.Optimizer) -> dict[str, Any] | None:
         state = self.read()
@@ -262,29 +282,43 @@ def train_on_policy(
     """Iterations of rollouts from the current policy, then an update: GRPO, GiGPO or HGPO advantages under
     the clipped objective (config.rl.iterations), or DPO on the pairs mined from them (config.dpo.rounds).
     With `workers`, Ray workers sample the rollouts (each iteration sends them the adapter weights) while
-    this process evaluates and updates."""
+    this process evaluates and updates; with `rl.overlap` too, they sample the next iteration's during the
+    update (schedule.py)."""
     started = time.perf_counter()
+    overlap = config.rl.overlap
+    if overlap and workers is None:
+        raise ValueError(
+            "rl.overlap needs rollout workers (--workers N or --ray-address ADDR): without them rollouts "
+            "and updates share this process and its one model, so there is nothing to overlap"
+        )
     arena = make_arena(config.domain, config.rollout)  # first: missing games or skills write no run folder
     policy, optimizer, log, checkpoint = _setup(config, run_dir)
+    states = arena.train_states()
+    sample: Callable[[Sequence[rl.RolloutGroup]], Iterator[list[Episode]]] | None = None
+
+    def play(iteration: int, weights: Weights | None) -> tuple[list[Episode], list[Episode]]:
+        def rollouts(chosen: list[str], group: int, seed: int) -> list[Episode]:
+            if sample is None:  # weights is None here: only workers sample with other weights (overlap)
+                return rl.play(arena, policy, config, chosen, group, True, seed)
+            sent = weights if weights is not None else policy.trainable_state()
+            return rl.play_on_workers(sample, sent, chosen, group, seed)
+
+        return play_iteration(rollouts, config, states, iteration)
+
     stack = ExitStack()
     try:
-        sample = (
-            stack.enter_context(episode_runner(rl.RolloutPlayers(config), workers))
-            if workers is not None
-            else None
-        )
+        # entered before the workers, so left after them: they abandon its rollouts in flight first
+        schedule = stack.enter_context(RolloutSchedule(play, overlap))
+        if workers is not None:
+            sample = stack.enter_context(episode_runner(rl.RolloutPlayers(config), workers))
     except BaseException:
+        stack.close()
         arena.close()
         raise
 
-    def rollouts(chosen: list[str], group: int, seed: int) -> list[Episode]:
-        if sample is None:
-            return rl.play(arena, policy, config, chosen, group, True, seed)
-        return rl.play_on_workers(sample, policy, chosen, group, seed)
-
     counters = checkpoint.load(policy, optimizer) or {"iteration": 0}
     log.truncate(counters["iteration"])
-    states = arena.train_states()
+    behaviour = checkpoint.behaviour() if overlap else None  # what was sampling the next iteration
     settings = config.rl
     iterations = settings.iterations if config.algo != "dpo" else config.dpo.rounds
     bar = tqdm(
@@ -294,31 +328,19 @@ def train_on_policy(
         while counters["iteration"] < iterations:
             iteration = counters["iteration"] + 1
             tick = time.perf_counter()
-            played, episodes = play_iteration(rollouts, config, states, iteration)
-            seconds = time.perf_counter() - tick
-            metrics = rl.rollout_metrics(played, config.reward, policy.tokenizer, seconds)
-            metrics["rollout/kept_episodes"] = float(len(episodes))
-            if config.algo == "dpo":
-                pairs = dpo.mine_pairs(
-                    policy, episodes, config.dpo.max_pairs_per_state, config.seed + iteration
-                )
-                if pairs:
-                    metrics.update(
-                        dpo.train_dpo(policy, optimizer, pairs, config.dpo, config.max_grad_norm, iteration)
-                    )
-                else:
-                    metrics["train/pairs"] = 0.0
-            else:
-                batch = rl.make_batch(policy, episodes, config)
-                if batch.examples:
-                    metrics.update(
-                        rl.update(policy, optimizer, batch, settings, config.max_grad_norm, iteration)
-                    )
+            sampled = schedule.take(iteration, behaviour, stale=behaviour is not None)
+            behaviour = None
+            if overlap and iteration < iterations:
+                schedule.start(iteration + 1, policy.trainable_state())  # the weights before this update
+            metrics = rl.rollout_metrics(sampled.played, config.reward, policy.tokenizer, sampled.seconds)
+            metrics["rollout/kept_episodes"] = float(len(sampled.kept))
+            metrics.update(_update(policy, optimizer, config, sampled, iteration))
             counters["iteration"] = iteration
             if config.eval_every and iteration % config.eval_every == 0 and config.eval_episodes:
                 result = evaluate(policy, arena, config)
                 metrics["eval/success_rate"] = result["success_rate"]
                 metrics.update({f"eval/success/{k}": v for k, v in result["per_kind"].items()})
+            metrics["perf/iteration_s"] = time.perf_counter() - tick
             log.log(iteration, metrics)
             bar.update(1)
             bar.set_postfix(
@@ -327,7 +349,7 @@ def train_on_policy(
             out_of_time = bool(config.time_budget_s) and time.perf_counter() - started > config.time_budget_s
             ending = out_of_time or stop()
             if iteration % config.checkpoint_every == 0 or iteration == iterations or ending:
-                checkpoint.save(policy, optimizer, counters)
+                checkpoint.save(policy, optimizer, counters, schedule.ahead)
                 policy.save(run_dir / "adapter")
                 log.flush()
             if ending:
@@ -340,6 +362,39 @@ def train_on_policy(
         stack.close()
         arena.close()
     return _finish(config, run_dir, log, outcome)
+
+
+def _update(
+    policy: Policy, optimizer: torch.optim.Optimizer, config: PlannerTrainConfig, sampled: Sampled, step: int
+) -> dict[str, float]:
+    """One iteration's update (DPO on the pairs mined from it, or the clipped objective scored against the
+    policy that sampled it) with its timings: the rollouts', the learner's wait for them and the update's."""
+    started = time.perf_counter()
+    metrics = {"train/staleness": float(sampled.staleness)}
+    if config.algo == "dpo":
+        pairs = dpo.mine_pairs(policy, sampled.kept, config.dpo.max_pairs_per_state, config.seed + step)
+        if pairs:
+            metrics.update(dpo.train_dpo(policy, optimizer, pairs, config.dpo, config.max_grad_norm, step))
+        else:
+            metrics["train/pairs"] = 0.0
+    else:
+        batch = rl.make_batch(policy, sampled.kept, config)
+        if batch.examples:
+            metrics.update(
+                rl.update(
+                    policy,
+                    optimizer,
+                    batch,
+                    config.rl,
+                    config.max_grad_norm,
+                    step,
+                    behaviour=sampled.behaviour,
+                )
+            )
+    metrics["perf/rollout_s"] = sampled.seconds
+    metrics["perf/rollout_wait_s"] = sampled.waited
+    metrics["perf/update_s"] = time.perf_counter() - started
+    return metrics
 
 
 def _finish(config: PlannerTrainConfig, run_dir: Path, log: RunLog, outcome: Outcome) -> Outcome:

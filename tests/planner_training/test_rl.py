@@ -66,7 +66,7 @@ def test_an_update_whose_advantages_are_all_zero_at_the_reference_is_skipped(tin
             ("Holding red_block.", "place(red_block, left_plate)"),
         ],
     )
-    old, ref = rl.anchor_logprobs(policy, examples)
+    [(old, ref)] = rl.anchor_logprobs(policy, [examples])
     logp, _, mask = token_logprobs(policy.model, collate(examples, policy.pad_id))
     loss, _ = pg_loss(logp, old, ref, torch.zeros(len(examples)), mask, clip=0.2, kl_coef=0.02)
     loss.backward()
@@ -84,6 +84,39 @@ def test_an_update_whose_advantages_are_all_zero_at_the_reference_is_skipped(tin
     assert "train/skipped" not in moved and optimizer.state
     after = rl.update(policy, optimizer, zero, settings, 1.0, seed=1)
     assert "train/skipped" not in after and after["train/kl"] > 0
+
+
+def test_a_stale_batch_is_scored_against_the_weights_that_sampled_it(tiny_planner_dir: Path) -> None:
+    """rl.overlap: the ratio's old log-probabilities are the behaviour adapter's, not the learner's, so the
+    first step of an update on answers sampled by other weights already sees ratios away from 1 (clipped),
+    where on-policy it starts at exactly 1; the reference's log-probabilities and the learner's own
+    weights stay as they are."""
+    policy = live_lora_policy(tiny_planner_dir)
+    own = policy.trainable_state()
+    generator = torch.Generator().manual_seed(0)
+    behaviour = {n: v + 0.5 * torch.randn(v.shape, generator=generator) for n, v in own.items()}
+    examples = chat_examples(
+        policy, "You plan.", [("Reach the red block.", "reach(red_block)"), ("Done?", "pick(red_block)")]
+    )
+    [(old, ref)] = rl.anchor_logprobs(policy, [examples], behaviour)
+    [(own_old, own_ref)] = rl.anchor_logprobs(policy, [examples])
+    assert all(torch.equal(v, own[n]) for n, v in policy.trainable_state().items())
+    policy.load_trainable_state(behaviour)
+    with torch.no_grad():
+        sampled, _, mask = token_logprobs(policy.model, collate(examples, policy.pad_id))
+    torch.testing.assert_close(old, sampled)
+    torch.testing.assert_close(ref, own_ref)
+    assert float((old - own_old)[mask].abs().max()) > 0.1
+
+    batch = rl.Batch(examples, np.array([1.0, -1.0]))
+    settings = RLSettings(epochs=1, minibatch=2)
+    clipped = {}
+    for stale in (None, behaviour):
+        policy.load_trainable_state(own)
+        optimizer = torch.optim.AdamW(policy.parameters(), lr=1e-3, weight_decay=0.0)
+        metrics = rl.update(policy, optimizer, batch, settings, 1.0, seed=0, behaviour=stale)
+        clipped[stale is not None] = metrics["train/clip_fraction"]
+    assert clipped[False] == 0.0 and clipped[True] > 0.0
 
 
 def test_dpo_loss_by_hand() -> None:
@@ -390,7 +423,7 @@ def test_rollouts_decode_as_the_evaluated_adapter_and_leave_the_policy_trainable
     assert answers[True] != answers[False]  # the sampled rollouts did sample
 
     batch = rl.make_batch(policy, rollout, config)
-    old, _ = rl.anchor_logprobs(policy, batch.examples)
+    [(old, _)] = rl.anchor_logprobs(policy, [batch.examples])
     tensors = collate(batch.examples, policy.pad_id)
     with torch.no_grad():
         served_logp, _, mask = token_logprobs(served.model.model, tensors)  # type: ignore[attr-defined]

@@ -9,6 +9,8 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from operator import eq
 from pathlib import Path
@@ -20,10 +22,11 @@ from hgpo.bench.workers import without_timing
 from hgpo.cli import main as hgpo
 from hgpo.eval_planner import main as eval_planner
 from policies.evaluation import TabletopPlayers
-from policies.sharding import Workers, WorkersDiedError, episode_runner
+from policies.sharding import EpisodesAbandonedError, Workers, WorkersDiedError, episode_runner
 from ros_nodes.bag.info import bag_info
 from sim.tabletop import UnknownTaskError
-from tests.ray_workers import Dies
+from tests.launcher.launcher_testing import wait_until
+from tests.ray_workers import Dies, Stalls
 
 REPO = Path(__file__).resolve().parents[2]
 JOBS = [(task, seed) for task in ("reach", "pick_place", "stack") for seed in (0, 1)]
@@ -64,6 +67,23 @@ def test_a_run_whose_workers_keep_dying_gives_up_saying_so(ray_session: None) ->
         episode_runner(dies, Workers(count=1, replacements=1)) as play,
     ):
         list(play(JOBS[:2]))
+
+
+def test_leaving_the_runner_abandons_the_episodes_another_thread_waits_on(
+    ray_session: None, tmp_path: Path
+) -> None:
+    """A run that ends (Ctrl-C, time budget) while planner RL's next rollouts are in play on the workers
+    drops them: the thread waiting on them gets EpisodesAbandonedError, and leaving does not wait for episodes
+    that would never end."""
+    started = tmp_path / "started"
+    with ThreadPoolExecutor(1) as thread:
+        with episode_runner(Stalls(started), Workers(count=1)) as play:
+            waiting = thread.submit(lambda: list(play([0, 1])))
+            wait_until(started.exists, "the worker to start its episode")
+            leaving = time.monotonic()
+        assert time.monotonic() - leaving < 20
+        with pytest.raises(EpisodesAbandonedError, match="2 episodes abandoned"):
+            waiting.result(timeout=5)
 
 
 def test_an_episode_error_is_raised_as_itself(ray_session: None) -> None:
