@@ -133,7 +133,7 @@ def test_after_a_wrong_prediction_the_answer_is_the_one_without_anticipation(
 
 
 def play(
-    model: Any, config: LLMConfig, world: TabletopWorld, name: str, seed: int
+    model: TransformersModel, world: TabletopWorld, name: str, seed: int
 ) -> tuple[list[str], list[int], list[bool]]:
     """A tabletop episode of the planner over `model`, its subgoals executed by the expert skills in
     MuJoCo: the subgoals, each decision's prompt tokens it prefilled itself, and whether each subgoal left
@@ -167,20 +167,28 @@ def play(
 def test_the_closed_loop_decodes_the_same_subgoals_with_and_without_anticipation(
     loaded: tuple[Any, Any], config: LLMConfig, world: TabletopWorld, name: str, seed: int
 ) -> None:
-    subgoals, prefilled, came_true = play(TransformersModel(config, loaded), config, world, name, seed)
-    without = play(TransformersModel(replace(config, anticipate=False), loaded), config, world, name, seed)
+    subgoals, prefilled, came_true = play(TransformersModel(config, loaded), world, name, seed)
+    without = play(TransformersModel(replace(config, anticipate=False), loaded), world, name, seed)
     plain = play(
-        TransformersModel(replace(config, decoding="plain", prefix_cache=0), loaded),
-        config,
-        world,
-        name,
-        seed,
+        TransformersModel(replace(config, decoding="plain", prefix_cache=0), loaded), world, name, seed
     )
     assert without[0] == plain[0] == subgoals and len(subgoals) >= 3
     assert all(ahead <= alone for ahead, alone in zip(prefilled, without[1], strict=True))
     # a decision after a prediction that came true prefills its last token only
     after_true = [tokens for tokens, true in zip(prefilled[1:], came_true, strict=False) if true]
     assert after_true and all(tokens == 1 for tokens in after_true)
+
+
+def test_the_shipped_planner_decodes_the_same_subgoals_and_reuses_whole_prompts(
+    smollm2_dir: Path, world: TabletopWorld
+) -> None:
+    """The real planner (SmolLM2 with the tabletop adapter, greedy) on a stack episode: every decision
+    after the first follows a prediction that came true and prefills one token."""
+    ahead = TransformersModel(LLMConfig(adapter="tabletop"))
+    without = TransformersModel(replace(ahead.config, anticipate=False), (ahead.tokenizer, ahead.model))
+    subgoals, prefilled, came_true = play(ahead, world, "stack", 1000)
+    assert play(without, world, "stack", 1000)[0] == subgoals
+    assert len(subgoals) == 2 and all(came_true) and prefilled[1:] == [1] * (len(prefilled) - 1)
 
 
 def test_an_anticipation_that_raises_does_not_break_the_loop(
