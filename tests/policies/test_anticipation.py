@@ -17,7 +17,7 @@ import pytest
 
 from policies.control import ExpertSkillPolicy, execute_subgoal
 from policies.planning import LLMConfig, LLMPlanner, LoopConfig, PlanningContext, StepRecord, run_closed_loop
-from policies.planning.backends import Completion
+from policies.planning.backends import Completion, ModelError
 from policies.planning.backends.transformers_lm import TransformersModel, load_causal_lm
 from policies.planning.decisions import Message
 from policies.tabletop.domain import TabletopDomain
@@ -191,13 +191,24 @@ def test_the_shipped_planner_decodes_the_same_subgoals_and_reuses_whole_prompts(
     assert len(subgoals) == 2 and all(came_true) and prefilled[1:] == [1] * (len(prefilled) - 1)
 
 
-def test_an_anticipation_that_raises_does_not_break_the_loop(
-    loaded: tuple[Any, Any], config: LLMConfig, world: TabletopWorld, caplog: pytest.LogCaptureFixture
-) -> None:
-    class Unpredictable(TabletopDomain):
-        def predict_observation(self, observation: SceneState, subgoal: Subgoal) -> str | None:
-            raise KeyError(subgoal.skill)
+class Unpredictable(TabletopDomain):
+    def predict_observation(self, observation: SceneState, subgoal: Subgoal) -> str | None:
+        raise KeyError(subgoal.skill)
 
+
+class NoPrefill(Watched):
+    def prefill(self, messages: Sequence[Message]) -> None:
+        raise ModelError("prefill failed: RuntimeError: out of memory")
+
+
+@pytest.mark.parametrize("where", ["domain", "model"])
+def test_an_anticipation_that_raises_does_not_break_the_loop(
+    loaded: tuple[Any, Any],
+    config: LLMConfig,
+    world: TabletopWorld,
+    caplog: pytest.LogCaptureFixture,
+    where: str,
+) -> None:
     task = make_task("stack", 2)
     world.reset(task)
     state = world.state()
@@ -214,10 +225,14 @@ def test_an_anticipation_that_raises_does_not_break_the_loop(
         return [str(record.subgoal) for record in outcome.history]
 
     expected = loop(planner(TransformersModel(replace(config, anticipate=False), loaded)))
-    broken = LLMPlanner(Unpredictable(), TransformersModel(config, loaded), config)
+    if where == "domain":
+        broken = LLMPlanner(Unpredictable(), TransformersModel(config, loaded), config)
+    else:
+        broken = LLMPlanner(TabletopDomain(), NoPrefill(TransformersModel(config, loaded)), config)
     with caplog.at_level("WARNING"):
         assert loop(broken) == expected and len(expected) == 4
-    assert caplog.text.count("anticipating the decision after") == 4 and "KeyError" in caplog.text
+    assert caplog.text.count("anticipating the decision after") == 4
+    assert ("KeyError" if where == "domain" else "out of memory") in caplog.text
 
 
 def test_the_model_is_never_entered_by_two_threads(
