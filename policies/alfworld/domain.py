@@ -63,6 +63,9 @@ class AlfworldDomain:
         room, last = _without_task(observation.room), _without_task(canonical_answer(observation.last))
         return room if last == room else f"{room}\nLast: {last}"
 
+    def predict_observation(self, observation: AlfworldView, subgoal: Subgoal) -> str | None:
+        return None  # the next observation is the game's own text: unknown until the game answers
+
     def render_progress(self, instruction: str, history: Sequence[StepRecord]) -> str:
         """The object in hand and what was done to it, and where the objects the task names were seen (not
         those moved since). ALFWorld's text says each only once, when it happens: a small model that has

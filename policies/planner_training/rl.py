@@ -67,6 +67,7 @@ def play(
         device=config.device,
         history_k=config.history_k,
         task_rules=config.task_rules,
+        anticipate=False,  # batched seats cannot use it; rollouts keep the throughput they were measured at
     )
     policy.model.eval()
     model = TransformersModel(llm, loaded=(policy.tokenizer, policy.model))

@@ -10,7 +10,15 @@ from typing import Any
 
 from policies.planning.decisions import Decision, DecisionLog
 from policies.planning.parsing import format_subgoal
-from policies.planning.planner import ObsT, Planner, PlannerError, PlanningContext, StepRecord, TaskGoal
+from policies.planning.planner import (
+    Anticipating,
+    ObsT,
+    Planner,
+    PlannerError,
+    PlanningContext,
+    StepRecord,
+    TaskGoal,
+)
 from sim.subgoal import Subgoal
 
 
@@ -72,6 +80,7 @@ def run_closed_loop(
     ended: Callable[[ObsT], str | None] | None = None,
 ) -> TaskOutcome:
     """Replan after every result until the planner says done, the task succeeds, a loop or the limit.
+    A planner that can (`Anticipating`) prepares its next decision while each subgoal executes.
 
     `ended(observation)`, for worlds that can end a task unsolved (a text game's command budget), says why
     it ended, or None while it goes on.
@@ -86,6 +95,8 @@ def run_closed_loop(
     decisions: list[Decision] = []
 
     def finish(success: bool, message: str, decision: Decision | None = None) -> TaskOutcome:
+        if isinstance(planner, Anticipating):  # nothing of the task's keeps running after it
+            planner.settle()
         if decision is not None:
             decision.stop = message
             record(decision)
@@ -110,8 +121,9 @@ def run_closed_loop(
         if len(history) >= config.max_subgoals:
             return finish(False, f"gave up after the subgoal limit ({config.max_subgoals})")
         started = time.perf_counter()
+        context = PlanningContext(instruction, state, tuple(history), task)
         try:
-            subgoal = planner.next_subgoal(PlanningContext(instruction, state, tuple(history), task))
+            subgoal = planner.next_subgoal(context)
             error = ""
         except PlannerError as err:
             subgoal, error = None, f"planner {planner.name!r} failed: {err}"
@@ -146,6 +158,8 @@ def run_closed_loop(
             )
         if on_event:
             on_event(len(history), subgoal, None)
+        if isinstance(planner, Anticipating):  # the next decision's prefill runs while this executes
+            planner.anticipate(context, subgoal)
         step = execute(subgoal)
         history.append(step)
         decision.result = {"success": step.success, "message": step.message}

@@ -8,6 +8,11 @@ package (policies/tabletop/, policies/alfworld/) and registering it as a `World`
 - `skills()`: the vocabulary, each skill with its typed parameters; shown to the model in the prompt.
 - `render_observation(obs)`: the observation as text for the prompt (a scene listing, a text game's
   last observation, ...).
+- `predict_observation(observation, subgoal)`: the observation text (as `render_observation` writes it) that
+  `subgoal` leaves if it succeeds as intended, or None where the world cannot say (tabletop: written from
+  its symbolic scene; ALFWorld: None, its next observation is the game's own text). The LLM planner
+  prefills the next prompt from it while the subgoal executes (`LLMPlanner.anticipate`); a wrong
+  prediction costs only that reuse, never an answer.
 - `render_progress(instruction, history)`: what the whole history implies that the observation does not
   show and the last k history lines may no longer (ALFWorld: the object held and what was done to it, and
   where the objects the instruction names were seen; tabletop: nothing, its scene shows the gripper).
@@ -93,6 +98,10 @@ class PlanningDomain(Protocol[ObsT_contra]):
 
     def render_observation(self, observation: ObsT_contra) -> str:
         """The observation as prompt text (may span lines)."""
+        ...
+
+    def predict_observation(self, observation: ObsT_contra, subgoal: Subgoal) -> str | None:
+        """The observation text after `subgoal` succeeds as intended, or None where it cannot be known."""
         ...
 
     def render_progress(self, instruction: str, history: Sequence[StepRecord]) -> str:

@@ -36,6 +36,10 @@ class LLMConfig:
     prefix_cache: int = 4
     """transformers: KV caches of this many recent prompts kept, to reuse the longest prefix a new prompt
     shares with one (0: none)."""
+    anticipate: bool = True
+    """while a subgoal executes, prefill the next decision's prompt as it will read if the subgoal succeeds
+    as intended (where the domain can predict its observation: tabletop, not ALFWorld), so that decision
+    reuses the whole prompt's KV cache; exact, as any prefix reuse (transformers; others ignore it)."""
     do_sample: bool = False
     """sample instead of greedy decoding."""
     temperature: float = 1.0

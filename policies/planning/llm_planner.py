@@ -1,10 +1,14 @@
 """The LLM planner: prompt from the domain's templates, one answer from a language model (constrained to the
 valid subgoals where the backend can), parsed and validated; an invalid answer is re-asked with the reason a
 bounded number of times, then the step fails with a PlannerError that says what the model said and why it
-was refused."""
+was refused.
+
+While a subgoal executes, the planner can prefill the next decision's prompt (`anticipate`): see there."""
 
 from __future__ import annotations
 
+import logging
+import threading
 import time
 from typing import Any
 
@@ -13,9 +17,11 @@ from policies.planning.decisions import Attempt, DecisionTrace
 from policies.planning.domain import PlanningDomain, valid_now
 from policies.planning.llm_config import LLMConfig
 from policies.planning.parsing import DONE, format_subgoal, validate_output
-from policies.planning.planner import PlannerError, PlanningContext
+from policies.planning.planner import PlannerError, PlanningContext, StepRecord
 from policies.planning.prompting import PromptBuilder
 from sim.subgoal import Subgoal
+
+LOG = logging.getLogger(__name__)
 
 
 class LLMPlanner:
@@ -29,12 +35,45 @@ class LLMPlanner:
         self.config = config
         self.prompts = PromptBuilder.for_domain(domain, config.history_k)
         self.last_trace: DecisionTrace | None = None
+        self._anticipation: threading.Thread | None = None
 
     @property
     def constrained(self) -> bool:
         return self.config.constrained and self.model.constrains
 
+    def anticipate(self, context: PlanningContext[Any], subgoal: Subgoal) -> None:
+        """Start prefilling, in the background while `subgoal` executes, the prompt that the next decision
+        will have if `subgoal` succeeds as intended: the domain's predicted observation and `subgoal`
+        succeeded in the history, built as `next_subgoal` builds it (with `llm.anticipate`; a domain that
+        cannot predict leaves it). Exact: the next decision reuses only the tokens its real prompt shares
+        with the predicted one, as the prefix cache always does, so a wrong prediction costs only time.
+        The next `next_subgoal` waits for it first (that wait counts in its latency), so the model never
+        runs for two threads at once; a failure here is logged and dropped, never the decision's."""
+        self.settle()
+        if self.config.anticipate:
+            self._anticipation = threading.Thread(
+                target=self._prefill_next, args=(context, subgoal), name="anticipate", daemon=True
+            )
+            self._anticipation.start()
+
+    def _prefill_next(self, context: PlanningContext[Any], subgoal: Subgoal) -> None:
+        try:
+            observation = self.domain.predict_observation(context.state, subgoal)
+            if observation is None:
+                return
+            history = (*context.history, StepRecord(subgoal, True, ""))
+            self.model.prefill(self.prompts.compose(self.domain, context.instruction, observation, history))
+        except Exception:  # it only saves time: the next decision runs without it
+            LOG.warning("anticipating the decision after %s failed", format_subgoal(subgoal), exc_info=True)
+
+    def settle(self) -> None:
+        """Wait for the anticipation in flight, if any."""
+        if self._anticipation is not None:
+            self._anticipation.join()
+            self._anticipation = None
+
     def next_subgoal(self, context: PlanningContext[Any]) -> Subgoal | None:
+        self.settle()
         observation = context.state
         valid = valid_now(
             self.domain, observation, context.instruction, context.history, self.config.task_rules

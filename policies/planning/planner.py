@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from policies.planning.decisions import DecisionTrace
 from sim.subgoal import Subgoal
@@ -49,3 +49,14 @@ class Planner(Protocol):
     last_trace: DecisionTrace | None  # what a model-based planner saw and said in its last decision
 
     def next_subgoal(self, context: PlanningContext[Any]) -> Subgoal | None: ...
+
+
+@runtime_checkable
+class Anticipating(Protocol):
+    """A planner that can use the time a subgoal executes to prepare the next decision (`LLMPlanner`)."""
+
+    def anticipate(self, context: PlanningContext[Any], subgoal: Subgoal) -> None:
+        """Prepare, in the background, for the decision after `subgoal` (planned in `context`) succeeds."""
+
+    def settle(self) -> None:
+        """Wait until no preparation runs in the background."""

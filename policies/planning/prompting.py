@@ -70,9 +70,19 @@ class PromptBuilder:
         observation: object,
         history: Sequence[StepRecord],
     ) -> list[Message]:
+        return self.compose(domain, instruction, domain.render_observation(observation), history)
+
+    def compose(
+        self,
+        domain: PlanningDomain[Any],
+        instruction: str,
+        observation_text: str,
+        history: Sequence[StepRecord],
+    ) -> list[Message]:
+        """The messages for an observation already written as text (a predicted one, for anticipation)."""
         values = {
             "skills": "\n".join(f"- {s.signature}: {s.description}" for s in domain.skills()),
-            "observation": domain.render_observation(observation),
+            "observation": observation_text,
             "progress": domain.render_progress(instruction, history),
             "instruction": instruction,
             "history": render_history(history, self.history_k),

@@ -10,12 +10,18 @@ The scene text names each object, its category and what it rests on, and what th
 relations a plan depends on, and the progress of a goal made of them (which blocks are on which plate or
 block already). Instructions may also name a block by where it is ("the block closest to the right plate",
 "the leftmost block"), so the blocks on the table are listed in those orders too. Coordinates are left out:
-grounding turns names into positions, and a small model reads orders better than numbers."""
+grounding turns names into positions, and a small model reads orders better than numbers.
+
+Because the text is symbolic, the scene a subgoal leaves when it succeeds as intended can be written
+without simulating it (`predict_observation`): the moved block's support changes, the gripper's load with
+it, and the block leaves (it never joins: no skill puts a block on the table) the orders of the blocks on
+the table, whose other blocks keep their order. Both texts come from one `Scene`, so they cannot drift."""
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +32,9 @@ from sim.tabletop import SKILLS, SceneState, SubgoalError, check_subgoal
 from sim.tabletop.predicates import held, on
 from sim.tabletop.skills import Skill, Subgoal
 
+HELD = "held by the gripper"
+ON_TABLE = "on the table"
+
 
 def _spec(skill: Skill) -> SkillSpec:
     params = tuple(SkillParam(p.name, "|".join(p.categories)) for p in skill.params)
@@ -35,28 +44,72 @@ def _spec(skill: Skill) -> SkillSpec:
 def _support(state: SceneState, name: str) -> str:
     """What an object rests on, in words: 'on the table', 'on left_plate', 'held by the gripper'."""
     if held(state, name):
-        return "held by the gripper"
+        return HELD
     for other in state.objects:
         if other != name and on(state, name, other):
             return f"on {other}"
-    return "on the table"
+    return ON_TABLE
 
 
 def _held_block(state: SceneState) -> str | None:
     return next((name for name in state.names("block") if held(state, name)), None)
 
 
-def _orders(state: SceneState, blocks: Sequence[str]) -> list[str]:
+def _orders(state: SceneState, blocks: Sequence[str]) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """The blocks from the robot's left (+y) to its right, and by distance to each plate, nearest first."""
     xy = {name: state.object(name).position[:2] for name in blocks}
-    lines = [
-        f"- blocks on the table from left to right: {', '.join(sorted(blocks, key=lambda n: -xy[n][1]))}"
-    ]
+    orders = [("left to right", tuple(sorted(blocks, key=lambda n: -xy[n][1])))]
     for plate in state.names("plate"):
         centre = state.object(plate).position[:2]
         nearest = sorted(blocks, key=lambda n: float(np.linalg.norm(xy[n] - centre)))
-        lines.append(f"- blocks on the table from nearest to farthest from {plate}: {', '.join(nearest)}")
-    return lines
+        orders.append((f"nearest to farthest from {plate}", tuple(nearest)))
+    return tuple(orders)
+
+
+@dataclass(frozen=True)
+class Scene:
+    """What the prompt shows of a scene, symbolically: each object's category and what it rests on ('' for
+    a plate), and the blocks on the table in each order an instruction may refer to."""
+
+    objects: tuple[tuple[str, str, str], ...]  # (name, category, support), in scene order
+    orders: tuple[tuple[str, tuple[str, ...]], ...]  # (e.g. 'left to right', the blocks on the table so)
+
+    @classmethod
+    def of(cls, state: SceneState) -> Scene:
+        objects = tuple(
+            (name, obj.category, "" if obj.category == "plate" else _support(state, name))
+            for name, obj in state.objects.items()
+        )
+        return cls(objects, _orders(state, [name for name, _, support in objects if support == ON_TABLE]))
+
+    @property
+    def holding(self) -> str | None:
+        return next((name for name, _, support in self.objects if support == HELD), None)
+
+    def moved(self, block: str, support: str) -> Scene:
+        """The scene with `block` resting on `support` instead, every other object where it was."""
+        return replace(
+            self,
+            objects=tuple((n, c, support if n == block else s) for n, c, s in self.objects),
+            orders=tuple((way, tuple(b for b in blocks if b != block)) for way, blocks in self.orders),
+        )
+
+    def after(self, subgoal: Subgoal) -> Scene | None:
+        """The scene `subgoal` leaves if it succeeds as intended (None for a skill this does not know)."""
+        if subgoal.skill == "reach":
+            return self
+        if subgoal.skill == "pick":
+            return self.moved(subgoal.args[0], HELD)
+        if subgoal.skill in ("place", "push"):
+            return self.moved(subgoal.args[0], f"on {subgoal.args[1]}")
+        return None
+
+    def render(self) -> str:
+        lines = [f"- {n} ({c}){': ' + s if s else ''}" for n, c, s in self.objects]
+        holding = self.holding
+        lines.append(f"- gripper: {'holding ' + holding if holding else 'empty'}")
+        lines.extend(f"- blocks on the table from {way}: {', '.join(b)}" for way, b in self.orders if b)
+        return "\n".join(lines)
 
 
 class TabletopDomain:
@@ -69,18 +122,12 @@ class TabletopDomain:
         return tuple(_spec(skill) for skill in SKILLS.values())
 
     def render_observation(self, observation: SceneState) -> str:
-        lines = []
-        on_table = []
-        for name, obj in observation.objects.items():
-            support = "" if obj.category == "plate" else _support(observation, name)
-            lines.append(f"- {name} ({obj.category}){': ' + support if support else ''}")
-            if support == "on the table":
-                on_table.append(name)
-        holding = _held_block(observation)
-        lines.append(f"- gripper: {'holding ' + holding if holding else 'empty'}")
-        if on_table:
-            lines.extend(_orders(observation, on_table))
-        return "\n".join(lines)
+        return Scene.of(observation).render()
+
+    def predict_observation(self, observation: SceneState, subgoal: Subgoal) -> str | None:
+        """The scene text after `subgoal` succeeds as intended, from the symbolic scene (module docstring)."""
+        after = Scene.of(observation).after(subgoal)
+        return None if after is None else after.render()
 
     def render_progress(self, instruction: str, history: Sequence[StepRecord]) -> str:
         return ""  # the scene lists where every block is and what the gripper holds

@@ -6,9 +6,11 @@ import numpy as np
 import pytest
 
 from policies.control import ExpertSkillPolicy, execute_subgoal
+from policies.planning import PlanningContext
 from policies.planning.constraint import TokenTrie
 from policies.planning.parsing import is_well_formed
 from policies.tabletop.domain import TabletopDomain
+from policies.tabletop.planners import ExpertPlannerBackend
 from policies.worlds import WORLDS, make_domain
 from sim.tabletop import SKILLS, TASKS, Subgoal, TabletopWorld, check_subgoal, make_task
 from sim.tabletop.layout import LayoutRanges
@@ -100,6 +102,65 @@ def test_the_scene_orders_name_the_block_a_reference_means(world: TabletopWorld,
         assert shown[ref.kind], (ref, task.instruction, text)
         checked += 1
     assert checked == 40
+
+
+@pytest.mark.parametrize(
+    ("name", "seed"),
+    [
+        ("reach", 0),
+        ("pick_place", 1),
+        ("push", 2),
+        ("stack", 3),
+        ("sort", 4),
+        ("clear_plate", 5),
+        ("tower", 0),
+    ],
+)
+def test_the_predicted_scene_is_the_one_a_successful_subgoal_leaves(
+    world: TabletopWorld, name: str, seed: int
+) -> None:
+    """A reach, then the expert's plan, executed by the expert skills in MuJoCo: before each subgoal the
+    domain predicts the scene text it leaves, and after it succeeds the rendered scene is exactly that."""
+    task = make_task(name, seed)
+    state = world.reset(task)
+    domain = TabletopDomain()
+    expert = ExpertPlannerBackend()
+    subgoal: Subgoal | None = Subgoal("reach", (list(state.objects)[-1],))
+    skills = []
+    while subgoal is not None:
+        predicted = domain.predict_observation(state, subgoal)
+        result = execute_subgoal(world, subgoal, ExpertSkillPolicy(), timeout_s=20.0)
+        assert result.success, result.message
+        state = world.state()
+        assert predicted == domain.render_observation(state), subgoal
+        skills.append(subgoal.skill)
+        subgoal = expert.next_subgoal(PlanningContext(task.instruction, state, (), task))
+    assert task.success(state)
+    expected = {"reach"} | ({"push"} if name == "push" else set() if name == "reach" else {"pick", "place"})
+    assert set(skills) == expected
+
+
+def test_a_prediction_changes_only_what_the_subgoal_moves(world: TabletopWorld) -> None:
+    state = world.reset(make_task("sort", 4))
+    domain = TabletopDomain()
+    block = state.names("block")[0]
+    now = domain.render_observation(state).splitlines()
+    picked = domain.predict_observation(state, Subgoal("pick", (block,)))
+    assert picked is not None
+    assert f"- {block} (block): held by the gripper" in picked and "- gripper: holding " + block in picked
+
+    def others(lines: list[str]) -> list[str]:
+        """What a pick leaves as it was: every line but the block's and the gripper's, the orders less it."""
+        return [
+            line.replace(f" {block},", "").replace(f", {block}", "")
+            for line in lines
+            if not line.startswith((f"- {block} ", "- gripper"))
+        ]
+
+    assert others(picked.splitlines()) == others(now) and len(others(now)) == len(now) - 2
+    assert all(block not in line for line in picked.splitlines() if line.startswith("- blocks on the table"))
+    assert domain.predict_observation(state, Subgoal("reach", (block,))) == "\n".join(now)
+    assert domain.predict_observation(state, Subgoal("fly", ())) is None
 
 
 def test_explain_invalid(world: TabletopWorld) -> None:

@@ -39,6 +39,11 @@ class LanguageModel(Protocol):
 
     def complete(self, messages: Sequence[Message], choices: Sequence[str] | None = None) -> Completion: ...
 
+    def prefill(self, messages: Sequence[Message]) -> None:
+        """Compute and keep what a later `complete` of a prompt that begins as `messages` would otherwise
+        compute itself (a KV cache), without answering; a backend without such a cache does nothing."""
+        ...
+
 
 BACKENDS: Mapping[str, str] = {
     "transformers": "policies.planning.backends.transformers_lm:TransformersModel",

@@ -100,6 +100,9 @@ class Seat:
             raise ModelError("batched calls are constrained: give the valid answers")
         return self._calls.ask(_Request(self.number, messages, choices))
 
+    def prefill(self, messages: Sequence[Message]) -> None:
+        """Nothing: a batch's rows share their prefix's cache in the batched generation itself."""
+
     def leave(self) -> None:
         """The episode is over: batches stop waiting for it."""
         self._calls.leave(self.number)

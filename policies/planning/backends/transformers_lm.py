@@ -28,7 +28,7 @@ from transformers import (
 from policies.planning.backends import Completion, ConstrainedRequest, ModelError
 from policies.planning.backends.precision import resolve_dtype
 from policies.planning.backends.prefix_cache import PrefixCache, shared_prefix
-from policies.planning.backends.trie_decoding import Sampling, decode
+from policies.planning.backends.trie_decoding import Sampling, decode, forward_last
 from policies.planning.constraint import TokenTrie
 from policies.planning.decisions import Message
 from policies.planning.llm_config import DEFAULT_MODEL, LLMConfig
@@ -152,6 +152,7 @@ class TransformersModel:
         self.config = config
         if config.threads:
             torch.set_num_threads(config.threads)
+        self._threads = torch.get_num_threads()  # set again in `prefill`: some OpenMP builds count per thread
         if loaded is not None:
             self.tokenizer, model = loaded
         else:
@@ -207,6 +208,31 @@ class TransformersModel:
             except (RuntimeError, ValueError, IndexError) as err:  # torch, tokenizer or trie: fail the step
                 self._prefixes.clear()
                 raise ModelError(f"generation failed: {type(err).__name__}: {err}") from err
+
+    def prefill(self, messages: Sequence[Message]) -> None:
+        """Run the prompt of `messages` but its last token (which a decision feeds itself, for the answer's
+        first logits) into the prefix cache, so that a `complete` of that prompt reuses all of it; answers
+        nothing. The planner calls this from a background thread (`LLMPlanner.anticipate`): it takes the
+        same lock as decisions and the model's thread count."""
+        if not self._prefixes.entries:
+            return
+        with self._lock:
+            try:
+                self._prefill(messages)
+            except (RuntimeError, ValueError, IndexError) as err:
+                self._prefixes.clear()
+                raise ModelError(f"prefill failed: {type(err).__name__}: {err}") from err
+
+    def _prefill(self, messages: Sequence[Message]) -> None:
+        torch.set_num_threads(self._threads)
+        _, (ids,) = self._prompts([messages], DecodeStats())
+        keep = len(ids) - 1
+        reused, cache = self._prefixes.lookup(ids, keep)
+        if reused < keep:
+            mask = torch.ones(1, keep, dtype=torch.long, device=self.device)
+            with torch.inference_mode():
+                forward_last(self.model, torch.tensor([ids[reused:keep]], device=self.device), mask, cache)
+            self._prefixes.store(ids[:keep], cache)
 
     def complete_batch(self, requests: Sequence[ConstrainedRequest]) -> list[Completion]:
         """Constrained answers to several prompts in one generation (rows padded between the prefix they
