@@ -3,15 +3,19 @@
 Launches `sim.launch.xml` (without run_task) in a DDS domain of its own, sends tasks through `RunTask`,
 and reads the header stamps of what arrives: the bridge's `scene_state` rate (its achieved tick rate and
 hence the real-time factor, each tick being 1/rate_hz simulated seconds), the controller's tick rate and
-jitter from its `cmd_twist` stamps while subgoals run, each task's wall time, and each node's CPU use,
-idle (the graph up, no task) and while the tasks run.
+jitter from its `cmd_twist` stamps while subgoals run, each task's wall time, each node's CPU use,
+idle (the graph up, no task) and while the tasks run, and the planner's decision latencies from the
+decisions.jsonl it writes under the launch's ROS log folder (a task's first decision apart: nothing was
+executing before it, so `anticipate` cannot have prefilled it).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -102,6 +106,29 @@ def control_intervals(events: list[tuple[str, float]]) -> np.ndarray:
     return np.asarray(intervals)
 
 
+def decision_latencies(folder: Path) -> dict[str, dict[str, float]]:
+    """p50 / p95 (ms) and count of the planner's decisions in every decisions.jsonl under `folder`: all of
+    them, each task's first (step 0) and the later ones; empty when the planner logged none."""
+    steps, latencies = [], []
+    for path in sorted(folder.rglob("decisions.jsonl")):
+        for line in path.read_text().splitlines():
+            if line.strip():
+                record = json.loads(line)
+                steps.append(int(record["step"]))
+                latencies.append(float(record["latency_ms"]))
+    step, ms = np.asarray(steps), np.asarray(latencies)
+    groups = {"all": ms, "first": ms[step == 0], "later": ms[step > 0]}
+    return {
+        name: {
+            "n": len(values),
+            "p50_ms": float(np.percentile(values, 50)),
+            "p95_ms": float(np.percentile(values, 95)),
+        }
+        for name, values in groups.items()
+        if len(values)
+    }
+
+
 def _wait_for_publishers(node: Node, topics: tuple[str, ...], timeout_s: float) -> None:
     """Discovery before measuring: messages sent before a subscription is matched are not received."""
     deadline = time.monotonic() + timeout_s
@@ -155,6 +182,9 @@ def run(config: BenchGraphConfig) -> dict:
     from ros_nodes.waiting import send_goal, wait_for
 
     env = local_graph_env(config.domain_id)
+    ros_log = Path(config.json).with_suffix(".ros_log")  # the nodes' logs and the planner's decisions.jsonl
+    shutil.rmtree(ros_log, ignore_errors=True)
+    env["ROS_LOG_DIR"] = str(ros_log.resolve())
     log = open(Path(config.json).with_suffix(".launch.log"), "w")  # noqa: SIM115 (closed below)
     args = ["run_task:=false", "planner:=expert", *config.launch_args]
     if config.control_rate_hz != CONTROL_RATE_HZ:
@@ -229,6 +259,7 @@ def run(config: BenchGraphConfig) -> dict:
         "bridge_scene_state": {**bridge, "real_time_factor": bridge["rate_hz"] / BRIDGE_RATE_HZ},
         "controller_cmd_twist": interval_stats(control_intervals(events), config.control_rate_hz),
         "cpu_percent": {name: {"idle": cpu_idle[name], "tasks": cpu_tasks[name]} for name in cpu_idle},
+        "planner_decisions": decision_latencies(ros_log),
     }
 
 
@@ -322,6 +353,17 @@ def main(argv: list[str]) -> int:
             [[name, use["idle"], use["tasks"]] for name, use in results["cpu_percent"].items()],
         )
     )
+    if results["planner_decisions"]:
+        print("\nPlanner decisions (its decisions.jsonl; first: each task's first decision)")
+        print(
+            table(
+                ["decisions", "n", "p50 ms", "p95 ms"],
+                [
+                    [name, s["n"], s["p50_ms"], s["p95_ms"]]
+                    for name, s in results["planner_decisions"].items()
+                ],
+            )
+        )
     write_json(config.json, "graph", config, results)
     print(f"\nwrote {config.json}")
     return 0 if all(e["success"] for e in episodes) else 1

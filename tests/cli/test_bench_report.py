@@ -42,3 +42,20 @@ def test_a_domain_id_outside_what_dds_maps_is_a_usage_error(capsys: pytest.Captu
     with pytest.raises(SystemExit):
         parser.parse_args(["--domain-id", "102"])
     assert "a ROS domain id is within 0..101, got 102" in capsys.readouterr().err
+
+
+def test_bench_graph_reads_the_planners_decision_latencies_from_every_log_under_its_folder(
+    tmp_path: Path,
+) -> None:
+    from hgpo.bench.graph import decision_latencies
+
+    for start, latencies in (("a", [400.0, 100.0, 120.0]), ("b", [500.0, 80.0])):
+        folder = tmp_path / f"hgpo_planner_{start}"
+        folder.mkdir()
+        lines = [json.dumps({"step": step, "latency_ms": ms}) for step, ms in enumerate(latencies)]
+        (folder / "decisions.jsonl").write_text("\n".join(lines) + "\n\n")
+    stats = decision_latencies(tmp_path)
+    assert {name: s["n"] for name, s in stats.items()} == {"all": 5, "first": 2, "later": 3}
+    assert stats["first"]["p50_ms"] == 450.0 and stats["later"]["p50_ms"] == 100.0
+    assert stats["all"]["p50_ms"] == 120.0
+    assert decision_latencies(tmp_path / "none") == {}

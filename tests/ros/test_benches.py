@@ -36,6 +36,10 @@ def test_bench_graph_measures_the_launched_graph(tmp_path: Path, ros_env: dict[s
     cpu = record["cpu_percent"]
     assert set(cpu) == {"controller", "planner", "sim_bridge"}
     assert all(use[window] > 0 for use in cpu.values() for window in ("idle", "tasks"))
+    decisions = record[
+        "planner_decisions"
+    ]  # the planner node's own decisions.jsonl, under the bench's log folder
+    assert decisions["first"]["n"] == 1 and decisions["all"]["n"] >= 1
 
 
 def test_bench_arm_measures_latency_tracking_and_estop(tmp_path: Path, ros_env: dict[str, str]) -> None:
