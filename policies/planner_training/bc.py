@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import torch
 
 from policies.planner_training.config import BCSettings
-from policies.planner_training.data import IGNORE, Example
+from policies.planner_training.data import IGNORE, Example, token_passes
 from policies.planner_training.model import Policy, answer_logits, token_logprobs
 from policies.stop_request import never
 
@@ -22,10 +22,17 @@ class Validation:
     exact: float  # fraction of examples whose every answer token is the model's most likely one
 
 
-def answer_nll(policy: Policy, examples: Sequence[Example]) -> torch.Tensor:
-    """Mean negative log-likelihood of the answer tokens (the BC loss)."""
-    logp, _entropy, mask = token_logprobs(policy.model, policy.collate(examples))
-    return -logp.sum() / mask.sum()
+def nll_backward(policy: Policy, examples: Sequence[Example], pass_tokens: int) -> float:
+    """The BC loss, the mean negative log-likelihood of the examples' answer tokens, its gradient added to
+    the parameters' `.grad` pass by pass (`data.token_passes`)."""
+    answer_tokens = sum(len(e.answer_ids) for e in examples)
+    total = 0.0
+    for piece in token_passes(examples, pass_tokens):
+        logp, _entropy, _mask = token_logprobs(policy.model, policy.collate([examples[i] for i in piece]))
+        loss = -logp.sum() / answer_tokens
+        loss.backward()
+        total += loss.item()
+    return total
 
 
 @torch.no_grad()
@@ -65,6 +72,7 @@ def train_bc(
     on_checkpoint: Callable[[], None],
     seed: int,
     time_budget_s: float = 0.0,
+    pass_tokens: int = 0,
     progress: Callable[[int], None] | None = None,
     stop: Callable[[], bool] = never,
 ) -> BCState:
@@ -99,16 +107,15 @@ def train_bc(
         for batch in batches[done_in_epoch:]:
             policy.model.train()
             tick = time.perf_counter()
-            loss = answer_nll(policy, batch)
             optimizer.zero_grad()
-            loss.backward()
+            loss = nll_backward(policy, batch, pass_tokens)
             torch.nn.utils.clip_grad_norm_(params, 1.0)
             optimizer.step()
             state.step += 1
             tokens = sum(len(e.prompt_ids) + len(e.answer_ids) for e in batch)
             log(
                 state.step,
-                {"train/loss": loss.item(), "train/tokens_per_s": tokens / (time.perf_counter() - tick)},
+                {"train/loss": loss, "train/tokens_per_s": tokens / (time.perf_counter() - tick)},
             )
             if progress:
                 progress(1)

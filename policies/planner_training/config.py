@@ -199,6 +199,11 @@ class PlannerTrainConfig:
     checkpoint_every: int = 5
     time_budget_s: float = 0.0
     """Stop training after this much wall-clock time (0: no limit)."""
+    pass_tokens: int = 4096
+    """Most tokens (rows x the longest row) a BC or RL forward/backward pass holds: a minibatch of longer
+    prompts runs in several passes, its gradients accumulated (the same update). The activations kept for
+    the backward grow with it, ~0.8 MB a token for SmolLM2-135M with LoRA on every layer; 0: a minibatch
+    in one pass, whatever its prompts' length."""
     lora: LoraSettings = field(default_factory=LoraSettings)
     reward: RewardWeights = field(default_factory=RewardWeights)
     rollout: RolloutSettings = field(default_factory=RolloutSettings)
@@ -215,6 +220,8 @@ class PlannerTrainConfig:
                 f"rl.overlap is for grpo, gigpo and hgpo, whose clipped ratio corrects for rollouts one "
                 f"update old; {self.algo} takes turns (drop rl.overlap)"
             )
+        if self.pass_tokens < 0:
+            raise ValueError(f"pass_tokens must be >= 0 (0: a minibatch in one pass), got {self.pass_tokens}")
         if self.algo in ESTIMATORS and self.rl.group_size < 2:
             raise ValueError("rl.group_size must be >= 2: advantages are relative within a group")
         if self.dtype not in DTYPES:

@@ -230,6 +230,24 @@ def collate(examples: Sequence[Example], pad_id: int, share_prefix: bool = True)
     return batch
 
 
+def token_passes(examples: Sequence[Example], max_tokens: int) -> list[list[int]]:
+    """`examples` (as indices, in order) cut into consecutive passes whose padded size, rows x the longest
+    row, is at most `max_tokens` (an example longer than that is a pass alone; 0: one pass). A minibatch run
+    pass by pass with its gradients accumulated is the same update, but the activations kept for the backward
+    grow with a pass's tokens, not with how long the minibatch's prompts happen to be."""
+    passes: list[list[int]] = []
+    longest = 0
+    for index, example in enumerate(examples):
+        size = len(example.prompt_ids) + len(example.answer_ids)
+        if passes and (not max_tokens or (len(passes[-1]) + 1) * max(longest, size) <= max_tokens):
+            passes[-1].append(index)
+            longest = max(longest, size)
+        else:
+            passes.append([index])
+            longest = size
+    return passes
+
+
 def _allowed_ids(examples: Sequence[Example], span: int) -> torch.Tensor:
     """(batch, span, most allowed) token ids allowed at each label position, -1 padded; a position with
     none listed (padding, unconstrained examples) is unconstrained."""

@@ -28,7 +28,7 @@ import torch
 
 from policies.planner_training.advantages import Steps, advantages
 from policies.planner_training.config import PlannerTrainConfig, RewardWeights, RLSettings
-from policies.planner_training.data import Example, encode_text
+from policies.planner_training.data import Example, encode_text, token_passes
 from policies.planner_training.model import Policy, load_policy, token_logprobs
 from policies.planner_training.rollouts import (
     Arena,
@@ -186,10 +186,12 @@ def pg_loss(
     mask: torch.Tensor,
     clip: float,
     kl_coef: float,
+    tokens: float | None = None,
 ) -> tuple[torch.Tensor, dict[str, float]]:
     """The clipped token-level objective with the k3 KL penalty (module docstring); tensors (batch, span),
-    `advantage` (batch,)."""
-    tokens = mask.sum().clamp(min=1)
+    `advantage` (batch,). Sums over the answer tokens divided by `tokens`: those of the whole minibatch when
+    these rows are one pass of it (the passes' losses then add up to the minibatch's mean), else these."""
+    tokens = tokens or mask.sum().clamp(min=1).item()
     ratio = torch.exp(logp - old_logp)
     adv = advantage[:, None]
     surrogate = torch.minimum(ratio * adv, torch.clamp(ratio, 1 - clip, 1 + clip) * adv)
@@ -220,14 +222,14 @@ def adapter_weights(policy: Policy, weights: dict[str, torch.Tensor] | None) -> 
 @torch.no_grad()
 def anchor_logprobs(
     policy: Policy,
-    minibatches: Sequence[Sequence[Example]],
+    passes: Sequence[Sequence[Example]],
     behaviour: dict[str, torch.Tensor] | None = None,
 ) -> list[tuple[torch.Tensor, torch.Tensor]]:
-    """Answer-token log-probabilities of each minibatch under the policy that sampled it (the "old" policy
-    of the ratio: the adapter `behaviour` when given, else the policy as it is now) and under the frozen
+    """Answer-token log-probabilities of each pass under the policy that sampled it (the "old" policy of
+    the ratio: the adapter `behaviour` when given, else the policy as it is now) and under the frozen
     reference."""
     policy.model.eval()
-    batches = [policy.collate(examples) for examples in minibatches]
+    batches = [policy.collate(examples) for examples in passes]
     with adapter_weights(policy, behaviour):
         old = [token_logprobs(policy.model, batch)[0] for batch in batches]
     with policy.reference():
@@ -243,9 +245,12 @@ def update(
     max_grad_norm: float,
     seed: int,
     behaviour: dict[str, torch.Tensor] | None = None,
+    pass_tokens: int = 0,
 ) -> dict[str, float]:
-    """`rl.epochs` passes of the clipped objective over the batch in shuffled minibatches. `behaviour`: the
-    adapter weights that sampled the batch when they are not the policy's own (`rl.overlap`).
+    """`rl.epochs` epochs of the clipped objective over the batch in shuffled minibatches, one optimizer
+    step each; a minibatch runs in forward/backward passes of at most `pass_tokens` tokens
+    (`data.token_passes`). `behaviour`: the adapter weights that sampled the batch when they are not the
+    policy's own (`rl.overlap`).
 
     Skipped (`train/skipped`) when every advantage is zero before the optimizer's first step: the policy is
     then still its reference, where the surrogate and the k3 KL both have zero gradient (and AdamW here no
@@ -256,30 +261,38 @@ def update(
     started = time.perf_counter()
     order = list(range(len(batch.examples)))
     random.Random(seed).shuffle(order)  # fixed minibatches across epochs: old/ref log-probs computed once
-    groups = [order[i : i + rl.minibatch] for i in range(0, len(order), rl.minibatch)]
-    fixed = [[batch.examples[i] for i in g] for g in groups]
-    anchors = anchor_logprobs(policy, fixed, behaviour)
+    minibatches = []
+    for start in range(0, len(order), rl.minibatch):
+        rows = order[start : start + rl.minibatch]
+        cut = token_passes([batch.examples[i] for i in rows], pass_tokens)
+        minibatches.append([[rows[i] for i in piece] for piece in cut])
+    passes = [piece for minibatch in minibatches for piece in minibatch]
+    anchored = anchor_logprobs(policy, [[batch.examples[i] for i in p] for p in passes], behaviour)
+    anchors = dict(zip(map(tuple, passes), anchored, strict=True))
     params = policy.parameters()
     totals: dict[str, float] = {"loss": 0.0, "kl": 0.0, "clip_fraction": 0.0, "entropy": 0.0}
-    tokens = passes = 0
+    tokens = steps = 0
     policy.model.eval()  # no dropout: the ratio compares like with like
     for _ in range(rl.epochs):
-        for indices, examples, anchor in zip(groups, fixed, anchors, strict=True):
-            tensors = policy.collate(examples)
-            logp, entropy, mask = token_logprobs(policy.model, tensors)
-            adv = torch.tensor(batch.advantages[indices], dtype=torch.float32, device=policy.device)
-            loss, stats = pg_loss(logp, anchor[0], anchor[1], adv, mask, rl.clip, rl.kl_coef)
+        for minibatch in minibatches:
+            answer_tokens = sum(len(batch.examples[i].answer_ids) for piece in minibatch for i in piece)
             optimizer.zero_grad()
-            loss.backward()
+            for piece in minibatch:
+                tensors = policy.collate([batch.examples[i] for i in piece])
+                logp, entropy, mask = token_logprobs(policy.model, tensors)
+                adv = torch.tensor(batch.advantages[piece], dtype=torch.float32, device=policy.device)
+                old, ref = anchors[tuple(piece)]
+                loss, stats = pg_loss(logp, old, ref, adv, mask, rl.clip, rl.kl_coef, answer_tokens)
+                loss.backward()
+                totals["loss"] += loss.item()
+                totals["kl"] += stats["kl"]
+                totals["clip_fraction"] += stats["clip_fraction"]
+                totals["entropy"] += entropy.sum().item() / answer_tokens
+                tokens += int(tensors["attention_mask"].sum())
             torch.nn.utils.clip_grad_norm_(params, max_grad_norm)
             optimizer.step()
-            totals["loss"] += loss.item()
-            totals["kl"] += stats["kl"]
-            totals["clip_fraction"] += stats["clip_fraction"]
-            totals["entropy"] += (entropy.sum() / mask.sum()).item()
-            tokens += int(tensors["attention_mask"].sum())
-            passes += 1
-    metrics = {f"train/{k}": v / max(passes, 1) for k, v in totals.items()}
+            steps += 1
+    metrics = {f"train/{k}": v / max(steps, 1) for k, v in totals.items()}
     metrics["perf/update_tokens_per_s"] = tokens / (time.perf_counter() - started)
     return metrics
 

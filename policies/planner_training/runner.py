@@ -226,6 +226,7 @@ def train_bc(
         on_checkpoint=save_checkpoint,
         seed=config.seed,
         time_budget_s=config.time_budget_s,
+        pass_tokens=config.pass_tokens,
         progress=bar.update,
         stop=stop,
     )
@@ -389,6 +390,7 @@ def _update(
                     config.max_grad_norm,
                     step,
                     behaviour=sampled.behaviour,
+                    pass_tokens=config.pass_tokens,
                 )
             )
     metrics["perf/rollout_s"] = sampled.seconds

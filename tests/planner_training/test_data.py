@@ -13,6 +13,7 @@ from policies.planner_training.config import LoraSettings
 from policies.planner_training.data import (
     IGNORE,
     DataError,
+    Example,
     collate,
     encode,
     encode_text,
@@ -21,6 +22,7 @@ from policies.planner_training.data import (
     read_jsonl,
     repeated,
     split,
+    token_passes,
 )
 from policies.planner_training.model import load_policy, token_logprobs
 from policies.planning import LLMConfig, LLMPlanner, PlanningContext
@@ -115,6 +117,22 @@ def test_a_shared_prompt_prefix_runs_once_with_the_same_log_probabilities_and_gr
     assert grads_a.keys() == grads_b.keys() and any(bool(g.abs().sum() > 0) for g in grads_a.values())
     for name in grads_a:
         torch.testing.assert_close(grads_a[name], grads_b[name], atol=1e-5, rtol=1e-3)
+
+
+def test_token_passes_bound_each_padded_pass_and_keep_the_order() -> None:
+    def example(prompt: int, answer: int) -> Example:
+        return Example(tuple(range(prompt)), tuple(range(answer)))
+
+    examples = [example(90, 10), example(40, 10), example(290, 10), example(20, 5), example(10, 5)]
+    assert token_passes(examples, 0) == [[0, 1, 2, 3, 4]]
+    assert token_passes(examples, 200) == [[0, 1], [2], [3, 4]]  # 2 x 100; 300 alone; 2 x 25
+    assert token_passes(examples, 1) == [[0], [1], [2], [3], [4]]
+    for budget in (50, 120, 250, 400, 700):
+        passes = token_passes(examples, budget)
+        assert [i for piece in passes for i in piece] == list(range(len(examples)))
+        for piece in passes:
+            longest = max(len(examples[i].prompt_ids) + len(examples[i].answer_ids) for i in piece)
+            assert len(piece) == 1 or len(piece) * longest <= budget
 
 
 def test_constrained_answers_score_under_the_decoders_distribution(tiny_planner_dir: Path) -> None:

@@ -24,7 +24,7 @@ from policies.planner_training.config import (
 )
 from policies.planner_training.data import Example, collate
 from policies.planner_training.dpo import Pair, dpo_backward, dpo_loss
-from policies.planner_training.model import load_policy, token_logprobs
+from policies.planner_training.model import Policy, load_policy, token_logprobs
 from policies.planner_training.rl import pg_loss
 from policies.planner_training.rollouts import Episode, decision_reward, make_arena
 from policies.planner_training.runner import play_iteration, train
@@ -117,6 +117,42 @@ def test_a_stale_batch_is_scored_against_the_weights_that_sampled_it(tiny_planne
         metrics = rl.update(policy, optimizer, batch, settings, 1.0, seed=0, behaviour=stale)
         clipped[stale is not None] = metrics["train/clip_fraction"]
     assert clipped[False] == 0.0 and clipped[True] > 0.0
+
+
+def test_a_minibatch_run_in_token_passes_is_the_same_update(tiny_planner_dir: Path) -> None:
+    """Long prompts: a minibatch cut into passes of a few rows, gradients accumulated, takes the same step
+    and reports the same loss as the whole minibatch in one pass."""
+
+    def start() -> Policy:
+        torch.manual_seed(0)  # live_lora_policy's draw of B
+        return live_lora_policy(tiny_planner_dir)
+
+    examples = chat_examples(
+        start(),
+        "You plan subgoals for a robot arm at a table. " * 4,
+        [
+            ("Scene: red_block on the table. Instruction: pick it", "pick(red_block)"),
+            ("Scene: the gripper holds red_block", "place(red_block, left_plate)"),
+            ("done?", "done()"),
+            ("Scene: blue_block on red_block. " * 3, "reach(blue_block)"),
+        ],
+    )
+    batch = rl.Batch(examples, np.array([1.0, -1.0, 0.5, -0.5]))
+    settings = RLSettings(epochs=2, minibatch=4)
+    results = []
+    for pass_tokens in (0, 1, 150):
+        policy = start()
+        optimizer = torch.optim.AdamW(policy.parameters(), lr=1e-2, weight_decay=0.0)
+        metrics = rl.update(policy, optimizer, batch, settings, 1.0, 0, pass_tokens=pass_tokens)
+        results.append((metrics, policy.trainable_state()))
+    (whole, weights), *cut = results
+    before = start().trainable_state()
+    assert any(not torch.equal(value, before[name]) for name, value in weights.items())
+    for metrics, moved in cut:
+        for key in ("train/loss", "train/kl", "train/entropy"):
+            assert metrics[key] == pytest.approx(whole[key], rel=1e-4, abs=1e-6)
+        for name, value in weights.items():
+            torch.testing.assert_close(moved[name], value, atol=1e-5, rtol=1e-4)
 
 
 def test_dpo_loss_by_hand() -> None:
