@@ -202,7 +202,7 @@ class PlannerTrainConfig:
     pass_tokens: int = 4096
     """Most tokens (rows x the longest row) a BC or RL forward/backward pass holds: a minibatch of longer
     prompts runs in several passes, its gradients accumulated (the same update). The activations kept for
-    the backward grow with it, ~0.8 MB a token for SmolLM2-135M with LoRA on every layer; 0: a minibatch
+    the backward grow with it, ~1 MB a token for SmolLM2-135M with LoRA on every layer; 0: a minibatch
     in one pass, whatever its prompts' length."""
     lora: LoraSettings = field(default_factory=LoraSettings)
     reward: RewardWeights = field(default_factory=RewardWeights)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import random
+import resource
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack
@@ -342,6 +343,7 @@ def train_on_policy(
                 metrics["eval/success_rate"] = result["success_rate"]
                 metrics.update({f"eval/success/{k}": v for k, v in result["per_kind"].items()})
             metrics["perf/iteration_s"] = time.perf_counter() - tick
+            metrics["perf/peak_rss_gb"] = peak_rss_gb()
             log.log(iteration, metrics)
             bar.update(1)
             bar.set_postfix(
@@ -363,6 +365,11 @@ def train_on_policy(
         stack.close()
         arena.close()
     return _finish(config, run_dir, log, outcome)
+
+
+def peak_rss_gb() -> float:
+    """The process's peak resident memory so far (Linux reports KiB): what a machine must have for the run."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
 
 
 def _update(

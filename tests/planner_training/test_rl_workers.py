@@ -100,6 +100,7 @@ def test_grpo_with_two_rollout_workers_trains_and_logs_every_episode(
     for row in rows:  # taking turns: the iteration is its rollouts (all waited for) and its update
         assert row["perf/rollout_wait_s"] == row["perf/rollout_s"]
         assert row["perf/iteration_s"] >= row["perf/rollout_s"] + row["perf/update_s"]
+        assert row["perf/peak_rss_gb"] > 0.1  # the learner's peak memory: at least the model it loaded
     assert (tmp_path / "run" / "adapter" / "adapter_config.json").is_file()
 
 
