@@ -7,6 +7,13 @@ jitter from its `cmd_twist` stamps while subgoals run, each task's wall time, ea
 idle (the graph up, no task) and while the tasks run, and the planner's decision latencies from the
 decisions.jsonl it writes under the launch's ROS log folder (a task's first decision apart: nothing was
 executing before it, so `anticipate` cannot have prefilled it).
+
+By default each task is one RunTask goal that resets the scene itself, so its first decision follows the
+reset at once. `--pause-s S` is the robot's use instead: the bench resets the scene through the bridge,
+waits S seconds (the time a person takes to give the instruction; the idle planner prefills the scene's
+prompt meanwhile) and sends the task's instruction without a reset. The planner then does not know the
+task's goal and ends it by answering done() (one decision more a task); the bench checks the goal itself
+on the last scene.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ from ros_nodes.local_graph import init_local_ros, local_graph_env
 from sim.tabletop import TASKS
 
 if TYPE_CHECKING:  # rclpy is imported only when the benchmark runs
+    from rclpy.client import Client
     from rclpy.node import Node
 
 BRIDGE_RATE_HZ = 100.0  # launch/config/sim_bridge.yaml
@@ -48,6 +56,7 @@ class BenchGraphConfig:
     json: Path = Path("runs/bench/graph.json")
     control_rate_hz: float = CONTROL_RATE_HZ  # the controller's rate (controller.yaml's, unless changed)
     launch_args: tuple[str, ...] = ()  # extra `name:=value` arguments of sim.launch.xml, e.g. policy:=onnx
+    pause_s: float = 0.0  # > 0: reset through the bridge, pause, then the instruction alone (see above)
 
 
 def config_dir_with_control_rate(rate_hz: float, folder: Path) -> Path:
@@ -176,10 +185,13 @@ def run(config: BenchGraphConfig) -> dict:
     from geometry_msgs.msg import TwistStamped
     from hgpo_msgs.action import RunTask
     from hgpo_msgs.msg import SceneState, SubgoalStatus
+    from hgpo_msgs.srv import ResetScene
     from rclpy.action import ActionClient
 
     from ros_nodes.background_spin import BackgroundSpin
-    from ros_nodes.waiting import send_goal, wait_for
+    from ros_nodes.conversions import scene_from_msg
+    from ros_nodes.waiting import call_service, send_goal, wait_for
+    from sim.tabletop import make_task
 
     env = local_graph_env(config.domain_id)
     ros_log = Path(config.json).with_suffix(".ros_log")  # the nodes' logs and the planner's decisions.jsonl
@@ -202,6 +214,7 @@ def run(config: BenchGraphConfig) -> dict:
     init_local_ros(config.domain_id)
     node = rclpy.create_node("hgpo_bench_graph", namespace="hgpo")
     scene_stamps: list[float] = []
+    last_scene: list[SceneState] = []
     events: list[tuple[str, float]] = []
 
     def stamp(msg: SceneState | TwistStamped) -> float:
@@ -210,13 +223,28 @@ def run(config: BenchGraphConfig) -> dict:
     def on_status(msg: SubgoalStatus) -> None:
         events.append(("active" if msg.state == SubgoalStatus.ACTIVE else "done", 0.0))
 
-    node.create_subscription(SceneState, "scene_state", lambda m: scene_stamps.append(stamp(m)), 100)
+    def on_scene(msg: SceneState) -> None:
+        scene_stamps.append(stamp(msg))
+        last_scene[:] = [msg]
+
+    node.create_subscription(SceneState, "scene_state", on_scene, 100)
     node.create_subscription(TwistStamped, "cmd_twist", lambda m: events.append(("twist", stamp(m))), 100)
     node.create_subscription(SubgoalStatus, "subgoal_status", on_status, 100)
     spin = BackgroundSpin(node)
     client: ActionClient[RunTask.Goal, RunTask.Result, RunTask.Feedback] = ActionClient(
         node, RunTask, "run_task"
     )
+    reset_client: Client[ResetScene.Request, ResetScene.Response] = node.create_client(
+        ResetScene, "reset_scene"
+    )
+
+    def instruction_after_pause(name: str, seed: int) -> RunTask.Goal:
+        response = call_service(reset_client, ResetScene.Request(task=name, seed=seed), 10.0, "reset_scene")
+        if not response.success:
+            raise RuntimeError(f"reset to {name} seed {seed} refused: {response.message}")
+        threading.Event().wait(config.pause_s)  # the benchmark's pause: a person giving the instruction
+        return RunTask.Goal(instruction=response.instruction, reset=False)
+
     episodes = []
     try:
         if not client.wait_for_server(timeout_sec=60.0):
@@ -227,14 +255,21 @@ def run(config: BenchGraphConfig) -> dict:
         cpu_idle = cpu.percent()
         for name in config.tasks:
             for seed in range(config.seeds):
+                if config.pause_s:
+                    goal = instruction_after_pause(name, seed)
+                else:
+                    goal = RunTask.Goal(task=name, seed=seed, reset=True)
                 start = time.monotonic()
-                handle = send_goal(client, RunTask.Goal(task=name, seed=seed, reset=True), 10.0, "planner")
+                handle = send_goal(client, goal, 10.0, "planner")
                 result = wait_for(handle.get_result_async(), 300.0, "planner").result
+                solved = bool(result.success)
+                if config.pause_s:  # the planner said done: whether the task's goal holds, the bench checks
+                    solved = solved and make_task(name, seed).success(scene_from_msg(last_scene[-1]))
                 episodes.append(
                     {
                         "task": name,
                         "seed": seed,
-                        "success": bool(result.success),
+                        "success": solved,
                         "subgoals": int(result.subgoals_executed),
                         "wall_s": time.monotonic() - start,
                     }
@@ -280,15 +315,27 @@ def main(argv: list[str]) -> int:
         metavar="NAME:=VALUE",
         help="extra arguments of sim.launch.xml, e.g. record:=true to measure the recorder's cost",
     )
+    parser.add_argument(
+        "--pause-s",
+        type=float,
+        default=default.pause_s,
+        metavar="S",
+        help="reset each task's scene through the bridge, wait S seconds, then send its instruction alone, "
+        "as a person would (the idle planner prefills the scene meanwhile); default 0: one RunTask goal "
+        "that resets itself, sent as soon as the last task ended",
+    )
     args = parser.parse_args(argv)
     if args.seeds < 1:
         parser.error("--seeds must be at least 1")
+    if args.pause_s < 0:
+        parser.error("--pause-s must be >= 0")
     config = BenchGraphConfig(
         tasks=tuple(args.tasks),
         seeds=args.seeds,
         domain_id=args.domain_id,
         json=args.json,
         launch_args=tuple(args.launch_args),
+        pause_s=args.pause_s,
     )
     config.json.parent.mkdir(parents=True, exist_ok=True)
     print(
