@@ -170,7 +170,7 @@ class Planner(Node):
         self._task: tuple[ServerGoalHandle, RunTask.Feedback] | None = None
         self.create_timer(KEEPALIVE_S / 2, self._keep_alive, callback_group=MutuallyExclusiveCallbackGroup())
         if isinstance(self.planner, Anticipating):
-            self.create_timer(0.1, self._warm_while_idle, callback_group=MutuallyExclusiveCallbackGroup())
+            self.create_timer(0.2, self._warm_while_idle, callback_group=MutuallyExclusiveCallbackGroup())
         self._server = ActionServer(
             self,
             RunTask,
