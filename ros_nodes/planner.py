@@ -10,6 +10,8 @@ While a subgoal runs the planner sends the controller a heartbeat and expects fe
 next subgoal. A RunTask caller that sends heartbeats (run_task does) and stops is taken as gone: its task
 ends and the running subgoal is canceled, so that the arm does not move for a caller that is no more.
 Instructions, decisions and tasks are bounded in length and time by parameters.
+While no task runs, a planner that can (the LLM planner, `llm.anticipate`) prefills the next task's prompt up
+to its instruction for the scene it observes, once per changed scene (`_warm_while_idle`).
 The `domain` parameter picks the world adapter (ros_nodes/planner_worlds.py): `tabletop` observes
 SceneState and grounds subgoals to goals, `alfworld` observes the bridge's latched TextObservation.
 """
@@ -40,6 +42,7 @@ from unique_identifier_msgs.msg import UUID
 
 from policies.planning import DecisionLog, LLMConfig, LoopConfig, StepRecord, TaskGoal, run_closed_loop
 from policies.planning.backends import ModelError
+from policies.planning.planner import Anticipating
 from policies.worlds import make_planner
 from ros_nodes.conversions import clip
 from ros_nodes.estop import EmergencyStopError, EstopMonitor
@@ -110,6 +113,12 @@ class Planner(Node):
             "max_decision_s", 120.0, "fail the task when one decision takes longer (s)"
         )
         self.max_task_s = p.positive("max_task_s", 900.0, "a task fails when it runs longer than this (s)")
+        self.idle_prefill_after_s = p.non_negative(
+            "idle_prefill_after_s",
+            1.0,
+            "with no task for this long, prefill the next task's prompt up to its instruction for the scene "
+            "observed (llm.anticipate; s)",
+        )
         decisions_dir = p("decisions_dir", "", "folder for decisions.jsonl; empty: under the ROS log folder")
         defaults = asdict(LLMConfig())
         llm = LLMConfig.from_mapping(
@@ -133,6 +142,8 @@ class Planner(Node):
         self._requested = 0  # observations received when the last reset or subgoal was sent
         self._cond = threading.Condition()
         self._busy = threading.Lock()  # one task at a time: taken when a goal is accepted, freed when it ends
+        self._idle_since = time.monotonic()  # when the last task ended
+        self._warming = threading.Lock()  # a goal is not accepted while an idle prefill is being started
         self._stopping = threading.Event()  # Ctrl-C: a running task ends at its next check
         self.create_subscription(
             self.world.msg_type,
@@ -158,6 +169,8 @@ class Planner(Node):
         # that a RunTask caller can tell a long subgoal or decision from a dead planner (liveness.py).
         self._task: tuple[ServerGoalHandle, RunTask.Feedback] | None = None
         self.create_timer(KEEPALIVE_S / 2, self._keep_alive, callback_group=MutuallyExclusiveCallbackGroup())
+        if isinstance(self.planner, Anticipating):
+            self.create_timer(0.2, self._warm_while_idle, callback_group=MutuallyExclusiveCallbackGroup())
         self._server = ActionServer(
             self,
             RunTask,
@@ -188,6 +201,24 @@ class Planner(Node):
             self._latest, self._latest_at = msg, time.monotonic()
             self._count += 1
             self._cond.notify_all()
+
+    def _warm_while_idle(self) -> None:
+        """Hand the latest observation to the planner's `warm` once no task has run for idle_prefill_after_s
+        (not while tasks follow each other, which reset to scenes of their own); the planner prefills once
+        per changed scene text, in the background. Started under `_warming`, which `_on_goal` takes too:
+        a task's first decision then always finds it started, and waits for it (`settle`)."""
+        with self._warming:
+            with self._cond:
+                latest = self._latest
+            idle = time.monotonic() - self._idle_since >= self.idle_prefill_after_s
+            if self._busy.locked() or not idle or latest is None or not self.world.accept(latest):
+                return
+            assert isinstance(self.planner, Anticipating)
+            try:
+                if self.planner.warm(self.world.observation(latest)):
+                    self.get_logger().info("idle: prefilling the next task's prompt up to its instruction")
+            except (ValueError, KeyError) as err:  # a scene it cannot read: a task would say so
+                self.get_logger().warning(f"idle prefill skipped: {err}", throttle_duration_sec=10.0)
 
     def _mark_request(self) -> None:
         with self._cond:
@@ -252,9 +283,10 @@ class Planner(Node):
         The task's claim is taken here, where the goal is accepted, and freed when it ends: of goals that
         arrive together exactly one is accepted and the others are rejected, none accepted and then aborted.
         """
-        if not self._busy.acquire(blocking=False):
-            self.get_logger().warning("task rejected: another task is running")
-            return GoalResponse.REJECT
+        with self._warming:
+            if not self._busy.acquire(blocking=False):
+                self.get_logger().warning("task rejected: another task is running")
+                return GoalResponse.REJECT
         return GoalResponse.ACCEPT
 
     def _execute_subgoal(
@@ -354,6 +386,7 @@ class Planner(Node):
             return self._run_task(goal_handle)
         finally:
             self._task = None
+            self._idle_since = time.monotonic()
             self._busy.release()
 
     def _keep_alive(self) -> None:

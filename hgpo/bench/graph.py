@@ -7,6 +7,13 @@ jitter from its `cmd_twist` stamps while subgoals run, each task's wall time, ea
 idle (the graph up, no task) and while the tasks run, and the planner's decision latencies from the
 decisions.jsonl it writes under the launch's ROS log folder (a task's first decision apart: nothing was
 executing before it, so `anticipate` cannot have prefilled it).
+
+Each task is one RunTask goal that resets the scene itself. By default it is sent as soon as the last task
+ended, so its first decision follows the reset at once. `--pause-s S` is closer to a robot's use, where a
+person looks at the scene set up and then gives the instruction: the bench first resets the scene to the
+task's seeded layout through the bridge, waits S seconds (the idle planner prefills the prompt of that
+scene up to the instruction meanwhile), then sends the goal, whose own reset sets up the same layout again
+(the same seed: the same scene text); the planner knows the task's goal as in the default mode.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ from ros_nodes.local_graph import init_local_ros, local_graph_env
 from sim.tabletop import TASKS
 
 if TYPE_CHECKING:  # rclpy is imported only when the benchmark runs
+    from rclpy.client import Client
     from rclpy.node import Node
 
 BRIDGE_RATE_HZ = 100.0  # launch/config/sim_bridge.yaml
@@ -48,6 +56,7 @@ class BenchGraphConfig:
     json: Path = Path("runs/bench/graph.json")
     control_rate_hz: float = CONTROL_RATE_HZ  # the controller's rate (controller.yaml's, unless changed)
     launch_args: tuple[str, ...] = ()  # extra `name:=value` arguments of sim.launch.xml, e.g. policy:=onnx
+    pause_s: float = 0.0  # > 0: reset through the bridge and wait this long before each task (see above)
 
 
 def config_dir_with_control_rate(rate_hz: float, folder: Path) -> Path:
@@ -108,24 +117,32 @@ def control_intervals(events: list[tuple[str, float]]) -> np.ndarray:
 
 def decision_latencies(folder: Path) -> dict[str, dict[str, float]]:
     """p50 / p95 (ms) and count of the planner's decisions in every decisions.jsonl under `folder`: all of
-    them, each task's first (step 0) and the later ones; empty when the planner logged none."""
-    steps, latencies = [], []
+    them, each task's first (step 0) and the later ones; with a model's prefix cache, also the mean prompt
+    tokens a decision's first call reused; empty when the planner logged none."""
+    steps, latencies, reused = [], [], []
     for path in sorted(folder.rglob("decisions.jsonl")):
         for line in path.read_text().splitlines():
             if line.strip():
                 record = json.loads(line)
                 steps.append(int(record["step"]))
                 latencies.append(float(record["latency_ms"]))
-    step, ms = np.asarray(steps), np.asarray(latencies)
-    groups = {"all": ms, "first": ms[step == 0], "later": ms[step > 0]}
+                attempts = (record.get("trace") or {}).get("attempts") or [{}]
+                reused.append(float(attempts[0].get("reused_tokens", "nan")))
+    step, ms, tokens = np.asarray(steps), np.asarray(latencies), np.asarray(reused)
+    groups = {"all": step >= 0, "first": step == 0, "later": step > 0}
     return {
         name: {
-            "n": len(values),
-            "p50_ms": float(np.percentile(values, 50)),
-            "p95_ms": float(np.percentile(values, 95)),
+            "n": int(chosen.sum()),
+            "p50_ms": float(np.percentile(ms[chosen], 50)),
+            "p95_ms": float(np.percentile(ms[chosen], 95)),
+            **(
+                {"reused_tokens_mean": float(tokens[chosen].mean())}
+                if not np.isnan(tokens[chosen]).any()
+                else {}
+            ),
         }
-        for name, values in groups.items()
-        if len(values)
+        for name, chosen in groups.items()
+        if chosen.any()
     }
 
 
@@ -176,10 +193,11 @@ def run(config: BenchGraphConfig) -> dict:
     from geometry_msgs.msg import TwistStamped
     from hgpo_msgs.action import RunTask
     from hgpo_msgs.msg import SceneState, SubgoalStatus
+    from hgpo_msgs.srv import ResetScene
     from rclpy.action import ActionClient
 
     from ros_nodes.background_spin import BackgroundSpin
-    from ros_nodes.waiting import send_goal, wait_for
+    from ros_nodes.waiting import call_service, send_goal, wait_for
 
     env = local_graph_env(config.domain_id)
     ros_log = Path(config.json).with_suffix(".ros_log")  # the nodes' logs and the planner's decisions.jsonl
@@ -217,6 +235,16 @@ def run(config: BenchGraphConfig) -> dict:
     client: ActionClient[RunTask.Goal, RunTask.Result, RunTask.Feedback] = ActionClient(
         node, RunTask, "run_task"
     )
+    reset_client: Client[ResetScene.Request, ResetScene.Response] = node.create_client(
+        ResetScene, "reset_scene"
+    )
+
+    def set_up_and_pause(name: str, seed: int) -> None:
+        response = call_service(reset_client, ResetScene.Request(task=name, seed=seed), 10.0, "reset_scene")
+        if not response.success:
+            raise RuntimeError(f"reset to {name} seed {seed} refused: {response.message}")
+        threading.Event().wait(config.pause_s)  # the benchmark's pause: a person giving the instruction
+
     episodes = []
     try:
         if not client.wait_for_server(timeout_sec=60.0):
@@ -227,6 +255,8 @@ def run(config: BenchGraphConfig) -> dict:
         cpu_idle = cpu.percent()
         for name in config.tasks:
             for seed in range(config.seeds):
+                if config.pause_s:
+                    set_up_and_pause(name, seed)
                 start = time.monotonic()
                 handle = send_goal(client, RunTask.Goal(task=name, seed=seed, reset=True), 10.0, "planner")
                 result = wait_for(handle.get_result_async(), 300.0, "planner").result
@@ -280,15 +310,27 @@ def main(argv: list[str]) -> int:
         metavar="NAME:=VALUE",
         help="extra arguments of sim.launch.xml, e.g. record:=true to measure the recorder's cost",
     )
+    parser.add_argument(
+        "--pause-s",
+        type=float,
+        default=default.pause_s,
+        metavar="S",
+        help="before each task, set its scene up through the bridge and wait S seconds, as a person looks "
+        "before giving the instruction (the idle planner prefills the scene's prompt meanwhile); default 0: "
+        "each task's goal sent as soon as the last task ended",
+    )
     args = parser.parse_args(argv)
     if args.seeds < 1:
         parser.error("--seeds must be at least 1")
+    if args.pause_s < 0:
+        parser.error("--pause-s must be >= 0")
     config = BenchGraphConfig(
         tasks=tuple(args.tasks),
         seeds=args.seeds,
         domain_id=args.domain_id,
         json=args.json,
         launch_args=tuple(args.launch_args),
+        pause_s=args.pause_s,
     )
     config.json.parent.mkdir(parents=True, exist_ok=True)
     print(
@@ -357,9 +399,9 @@ def main(argv: list[str]) -> int:
         print("\nPlanner decisions (its decisions.jsonl; first: each task's first decision)")
         print(
             table(
-                ["decisions", "n", "p50 ms", "p95 ms"],
+                ["decisions", "n", "p50 ms", "p95 ms", "reused prompt tokens (mean)"],
                 [
-                    [name, s["n"], s["p50_ms"], s["p95_ms"]]
+                    [name, s["n"], s["p50_ms"], s["p95_ms"], s.get("reused_tokens_mean", "-")]
                     for name, s in results["planner_decisions"].items()
                 ],
             )

@@ -29,6 +29,7 @@ class Attempt:
     valid: bool
     error: str  # why the output was invalid, as the model was told; empty when valid
     latency_ms: float
+    reused_tokens: int = 0  # prompt tokens whose keys and values a backend's prefix cache held (transformers)
 
 
 @dataclass(frozen=True)

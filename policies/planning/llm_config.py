@@ -39,7 +39,9 @@ class LLMConfig:
     anticipate: bool = True
     """while a subgoal executes, prefill the next decision's prompt as it will read if the subgoal succeeds
     as intended (where the domain can predict its observation: tabletop, not ALFWorld), so that decision
-    reuses the whole prompt's KV cache; exact, as any prefix reuse (transformers; others ignore it)."""
+    reuses the whole prompt's KV cache; and while the planner node has no task, the next task's prompt up to
+    its instruction for the scene observed (after idle_prefill_after_s, once per changed scene). Exact, as
+    any prefix reuse (transformers; others ignore it)."""
     do_sample: bool = False
     """sample instead of greedy decoding."""
     temperature: float = 1.0

@@ -3,13 +3,15 @@ valid subgoals where the backend can), parsed and validated; an invalid answer i
 bounded number of times, then the step fails with a PlannerError that says what the model said and why it
 was refused.
 
-While a subgoal executes, the planner can prefill the next decision's prompt (`anticipate`): see there."""
+While a subgoal executes, the planner can prefill the next decision's prompt (`anticipate`), and while no task
+runs, the next task's prompt up to its instruction (`warm`): see there."""
 
 from __future__ import annotations
 
 import logging
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from policies.planning.backends import LanguageModel, ModelError
@@ -22,6 +24,8 @@ from policies.planning.prompting import PromptBuilder
 from sim.subgoal import Subgoal
 
 LOG = logging.getLogger(__name__)
+INSTRUCTION_MARK = "\x00instruction\x00"
+"""Stands for the instruction in a prompt warmed before it is known; the prompt is cut where it begins."""
 
 
 class LLMPlanner:
@@ -36,6 +40,7 @@ class LLMPlanner:
         self.prompts = PromptBuilder.for_domain(domain, config.history_k)
         self.last_trace: DecisionTrace | None = None
         self._anticipation: threading.Thread | None = None
+        self._warmed: str | None = None  # the observation text warmed since the last decision
 
     @property
     def constrained(self) -> bool:
@@ -51,10 +56,36 @@ class LLMPlanner:
         runs for two threads at once; a failure here is logged and dropped, never the decision's."""
         self.settle()
         if self.config.anticipate:
-            self._anticipation = threading.Thread(
-                target=self._prefill_next, args=(context, subgoal), name="anticipate", daemon=True
-            )
-            self._anticipation.start()
+            self._start(self._prefill_next, context, subgoal)
+
+    def warm(self, state: Any) -> bool:
+        """While no task runs: start prefilling, in the background, the prompt of a task's first decision
+        in observation `state` up to its instruction, not yet known (the system prompt, the skills and,
+        where the domain's template puts it first, the observation), so that the decision computes only
+        its instruction, history and answer (with `llm.anticipate`). Returns at once, starting nothing
+        while a preparation runs (call again) or for the observation text warmed since the last decision:
+        a caller may call it for every observation; whether it started one. Exact as `anticipate`: a
+        decision reuses only the tokens its real prompt shares, so a scene changed since costs only time."""
+        if not self.config.anticipate or (self._anticipation and self._anticipation.is_alive()):
+            return False
+        text = self.domain.render_observation(state)
+        if text == self._warmed:
+            return False
+        self._warmed = text
+        self._start(self._prefill_before_instruction, text)
+        return True
+
+    def _start(self, prefill: Callable[..., None], *args: Any) -> None:
+        self.settle()
+        self._anticipation = threading.Thread(target=prefill, args=args, name="anticipate", daemon=True)
+        self._anticipation.start()
+
+    def _prefill_before_instruction(self, observation_text: str) -> None:
+        try:
+            messages = self.prompts.compose(self.domain, INSTRUCTION_MARK, observation_text, ())
+            self.model.prefill(messages, upto=INSTRUCTION_MARK)
+        except Exception:  # it only saves time: the first decision runs without it
+            LOG.warning("prefilling the prompt of the scene while idle failed", exc_info=True)
 
     def _prefill_next(self, context: PlanningContext[Any], subgoal: Subgoal) -> None:
         try:
@@ -74,6 +105,7 @@ class LLMPlanner:
 
     def next_subgoal(self, context: PlanningContext[Any]) -> Subgoal | None:
         self.settle()
+        self._warmed = None  # the decisions that follow move the prefix cache on
         observation = context.state
         valid = valid_now(
             self.domain, observation, context.instruction, context.history, self.config.task_rules
@@ -93,6 +125,7 @@ class LLMPlanner:
                 started = time.perf_counter()
                 completion = self.model.complete(messages, choices if self.constrained else None)
                 latency_ms = 1000 * (time.perf_counter() - started)
+                stats = getattr(self.model, "last_stats", None)  # the transformers backend's
                 check = validate_output(completion.text, valid, explain, finish)
                 attempts.append(
                     Attempt(
@@ -102,6 +135,7 @@ class LLMPlanner:
                         check.valid,
                         check.error,
                         latency_ms,
+                        stats.reused_tokens if stats is not None else 0,
                     )
                 )
                 if check.valid:

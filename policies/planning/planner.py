@@ -58,5 +58,10 @@ class Anticipating(Protocol):
     def anticipate(self, context: PlanningContext[Any], subgoal: Subgoal) -> None:
         """Prepare, in the background, for the decision after `subgoal` (planned in `context`) succeeds."""
 
+    def warm(self, state: Any) -> bool:
+        """While no task runs, prepare in the background for a task's first decision in observation `state`
+        (its instruction not yet known); returns at once, whether it started anything, and may be called
+        for every observation."""
+
     def settle(self) -> None:
         """Wait until no preparation runs in the background."""

@@ -59,3 +59,13 @@ def test_bench_graph_reads_the_planners_decision_latencies_from_every_log_under_
     assert stats["first"]["p50_ms"] == 450.0 and stats["later"]["p50_ms"] == 100.0
     assert stats["all"]["p50_ms"] == 120.0
     assert decision_latencies(tmp_path / "none") == {}
+    assert "reused_tokens_mean" not in stats["all"]  # the expert's decisions: no model, no cache
+    model = tmp_path / "model" / "hgpo_planner_c"
+    model.mkdir(parents=True)
+    records = [
+        {"step": step, "latency_ms": 100.0, "trace": {"attempts": [{"reused_tokens": reused}]}}
+        for step, reused in ((0, 386), (1, 420), (2, 440))
+    ]
+    (model / "decisions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    reuse = {name: s["reused_tokens_mean"] for name, s in decision_latencies(model.parent).items()}
+    assert reuse == {"all": 415.3333333333333, "first": 386.0, "later": 430.0}

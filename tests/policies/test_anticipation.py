@@ -69,11 +69,11 @@ class Watched:
         with self._entered("complete"):
             return self.model.complete(messages, choices)
 
-    def prefill(self, messages: Sequence[Message]) -> None:
+    def prefill(self, messages: Sequence[Message], upto: str | None = None) -> None:
         with self._entered("prefill"):
             if self.gate is not None:
                 assert self.gate.wait(timeout=30)
-            self.model.prefill(messages)
+            self.model.prefill(messages, upto)
 
 
 def planner(model: TransformersModel | Watched) -> LLMPlanner:
@@ -197,7 +197,7 @@ class Unpredictable(TabletopDomain):
 
 
 class NoPrefill(Watched):
-    def prefill(self, messages: Sequence[Message]) -> None:
+    def prefill(self, messages: Sequence[Message], upto: str | None = None) -> None:
         raise ModelError("prefill failed: RuntimeError: out of memory")
 
 
@@ -278,3 +278,93 @@ def test_nothing_is_prefilled_where_it_is_off_or_the_world_cannot_predict(
     )
     off.settle()
     assert text_model.calls == [] and off_model.calls == []
+
+
+def before_instruction(model: TransformersModel, plans: LLMPlanner, instruction: str) -> int:
+    """Tokens of the last decision's prompt before its instruction (system prompt, skills, observation)."""
+    assert plans.last_trace is not None
+    prompt = plans.last_trace.attempts[0].prompt_text
+    return len(model.tokenizer.encode(prompt.partition(instruction)[0], add_special_tokens=False))
+
+
+def first_decision(model: TransformersModel, task_name: str, seed: int, warm_in: SceneState | None) -> Any:
+    """A fresh planner's first decision of a task in MuJoCo's reset scene, after warming it idle in
+    `warm_in` (None: not warmed): the answer, the tokens it reused, and those before the instruction."""
+    task = make_task(task_name, seed)
+    state = TabletopWorld().reset(task)
+    plans = planner(model)
+    if warm_in is not None:
+        plans.warm(warm_in)
+        plans.settle()
+    answer = plans.next_subgoal(PlanningContext(task.instruction, state, (), task))
+    return answer, model.last_stats.reused_tokens, before_instruction(model, plans, task.instruction)
+
+
+@pytest.mark.parametrize(("name", "seed"), [("pick_place", 0), ("stack", 1), ("sort", 2), ("push", 3)])
+def test_a_first_decision_after_an_idle_warm_reuses_the_scene_and_answers_the_same(
+    loaded: tuple[Any, Any], config: LLMConfig, name: str, seed: int
+) -> None:
+    """Warmed in the task's own scene, the first decision reuses everything before the instruction (its
+    cut can cost the last token); warmed in another task's scene, what the two prompts share; the answer
+    is the one of a cold planner and of the plain decoder without a cache, every time."""
+    scene = TabletopWorld().reset(make_task(name, seed))
+    stale = TabletopWorld().reset(make_task("stack" if name == "sort" else "sort", seed + 100))
+    assert TabletopDomain().render_observation(stale) != TabletopDomain().render_observation(scene)
+    answer, reused, before = first_decision(TransformersModel(config, loaded), name, seed, scene)
+    assert before - 1 <= reused <= before  # the instruction's words are not known when warming
+    cold = first_decision(TransformersModel(replace(config, anticipate=False), loaded), name, seed, scene)
+    plain = TransformersModel(replace(config, decoding="plain", prefix_cache=0), loaded)
+    assert cold[:2] == (answer, 0) and first_decision(plain, name, seed, None)[0] == answer
+    after_stale = first_decision(TransformersModel(config, loaded), name, seed, stale)
+    assert after_stale[0] == answer and 0 < after_stale[1] < before - 1  # system prompt and skills
+
+
+def test_an_idle_warm_runs_once_a_scene_never_blocks_and_is_redone_after_a_task(
+    loaded: tuple[Any, Any], config: LLMConfig, world: TabletopWorld
+) -> None:
+    task = make_task("stack", 0)
+    scene = world.reset(task)
+    other = world.reset(make_task("stack", 1))
+    gate = threading.Event()
+    watched = Watched(TransformersModel(config, loaded), gate)
+    plans = planner(watched)
+    assert plans.warm(scene)
+    assert not plans.warm(other)  # returns at once: the first still runs (held by the gate)
+    gate.set()
+    plans.settle()
+    assert not plans.warm(scene)  # done already
+    assert watched.calls == ["prefill"]
+    assert plans.warm(other)
+    plans.next_subgoal(PlanningContext(task.instruction, other, (), task))
+    assert plans.warm(other)  # after a decision the cache has moved on: warmed again
+    plans.settle()
+    assert watched.calls == ["prefill", "prefill", "complete", "prefill"] and watched.most_inside == 1
+    off = Watched(TransformersModel(replace(config, anticipate=False), loaded))
+    assert not planner(off).warm(scene) and off.calls == []
+
+
+def test_alfworld_first_decisions_reuse_the_warmed_room(loaded: tuple[Any, Any], config: LLMConfig) -> None:
+    """ALFWorld's template puts the room first too: the same answer, the room reused."""
+    from policies.alfworld.domain import AlfworldDomain, AlfworldView
+    from tests.alfworld_history import AT_SHELF, ROOM
+
+    view = AlfworldView(ROOM, ROOM, AT_SHELF)
+    context = PlanningContext("put a candle in desk.", view, ())
+    answers, reused = [], []
+    for anticipate in (True, False):
+        model = TransformersModel(replace(config, domain="alfworld", anticipate=anticipate), loaded)
+        plans = LLMPlanner(AlfworldDomain(), model, model.config)
+        plans.warm(view)
+        plans.settle()
+        answers.append(plans.next_subgoal(context))
+        reused.append((model.last_stats.reused_tokens, before_instruction(model, plans, context.instruction)))
+    assert answers[0] == answers[1] and reused[1][0] == 0 and reused[0][0] >= reused[0][1] - 1
+
+
+def test_the_shipped_planner_reuses_the_warmed_scene_up_to_the_instruction(smollm2_dir: Path) -> None:
+    """SmolLM2's own tokenizer: the cut before the instruction costs its last token only."""
+    warmed = TransformersModel(LLMConfig(adapter="tabletop"))
+    cold = TransformersModel(replace(warmed.config, anticipate=False), (warmed.tokenizer, warmed.model))
+    state = TabletopWorld().reset(make_task("sort", 1000))
+    answer, reused, before = first_decision(warmed, "sort", 1000, state)
+    assert reused == before - 1 and first_decision(cold, "sort", 1000, state)[:2] == (answer, 0)

@@ -28,7 +28,9 @@ def run_bench(name: str, args: list[str], ros_env: dict[str, str], out: Path) ->
 
 
 def test_bench_graph_measures_the_launched_graph(tmp_path: Path, ros_env: dict[str, str]) -> None:
-    _, record = run_bench("graph", ["--tasks", "reach", "--seeds", "1"], ros_env, tmp_path / "graph.json")
+    """With a pause before the task (its scene set up through the bridge first), as a person gives one."""
+    args = ["--tasks", "reach", "--seeds", "1", "--pause-s", "0.5"]
+    _, record = run_bench("graph", args, ros_env, tmp_path / "graph.json")
     assert record["episodes"][0]["success"]
     assert 50 < record["bridge_scene_state"]["rate_hz"] < 150  # configured: 100 Hz
     assert 10 < record["controller_cmd_twist"]["rate_hz"] < 40  # configured: 25 Hz

@@ -39,9 +39,10 @@ class LanguageModel(Protocol):
 
     def complete(self, messages: Sequence[Message], choices: Sequence[str] | None = None) -> Completion: ...
 
-    def prefill(self, messages: Sequence[Message]) -> None:
-        """Compute and keep what a later `complete` of a prompt that begins as `messages` would otherwise
-        compute itself (a KV cache), without answering; a backend without such a cache does nothing."""
+    def prefill(self, messages: Sequence[Message], upto: str | None = None) -> None:
+        """Compute and keep what a later `complete` of a prompt that begins as `messages` (with `upto`: as
+        their rendered text before the first `upto`) would otherwise compute itself (a KV cache), without
+        answering; a backend without such a cache does nothing."""
         ...
 
 

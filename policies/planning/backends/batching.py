@@ -100,7 +100,7 @@ class Seat:
             raise ModelError("batched calls are constrained: give the valid answers")
         return self._calls.ask(_Request(self.number, messages, choices))
 
-    def prefill(self, messages: Sequence[Message]) -> None:
+    def prefill(self, messages: Sequence[Message], upto: str | None = None) -> None:
         """Nothing: a batch's rows share their prefix's cache in the batched generation itself."""
 
     def leave(self) -> None:

@@ -112,5 +112,5 @@ class OpenAIChatModel:
             raise ModelError(f"{self.url}/chat/completions answered with non-text content {text!r}")
         return Completion(text=text.strip(), prompt_text=json.dumps(list(messages), ensure_ascii=False))
 
-    def prefill(self, messages: Sequence[Message]) -> None:
+    def prefill(self, messages: Sequence[Message], upto: str | None = None) -> None:
         """Nothing to warm: the endpoint keeps (or not) its own cache."""

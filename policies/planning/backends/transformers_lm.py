@@ -209,23 +209,31 @@ class TransformersModel:
                 self._prefixes.clear()
                 raise ModelError(f"generation failed: {type(err).__name__}: {err}") from err
 
-    def prefill(self, messages: Sequence[Message]) -> None:
+    def prefill(self, messages: Sequence[Message], upto: str | None = None) -> None:
         """Run the prompt of `messages` but its last token (which a decision feeds itself, for the answer's
         first logits) into the prefix cache, so that a `complete` of that prompt reuses all of it; answers
-        nothing. The planner calls this from a background thread (`LLMPlanner.anticipate`): it takes the
-        same lock as decisions and the model's thread count."""
+        nothing. With `upto`, only the prompt's text before the first `upto` in it (the part of a prompt
+        known before its instruction: `LLMPlanner.warm`). The planner calls this from a background thread
+        (`LLMPlanner.anticipate`, `warm`): it takes the same lock as decisions and the model's thread
+        count."""
         if not self._prefixes.entries:
             return
         with self._lock:
             try:
-                self._prefill(messages)
+                self._prefill(messages, upto)
             except (RuntimeError, ValueError, IndexError) as err:
                 self._prefixes.clear()
                 raise ModelError(f"prefill failed: {type(err).__name__}: {err}") from err
 
-    def _prefill(self, messages: Sequence[Message]) -> None:
+    def _prefill(self, messages: Sequence[Message], upto: str | None) -> None:
+        """The last token is left out also from a cut prompt: a text's last word may be tokenized otherwise
+        when the text goes on (`Instruction: ` ends in a lone space that the full prompt joins to its next
+        word); the lookup reuses only tokens the real prompt shares, whatever the cut."""
         torch.set_num_threads(self._threads)
-        _, (ids,) = self._prompts([messages], DecodeStats())
+        text = chat_prompt(self.tokenizer, messages)
+        if upto is not None:
+            text = text.partition(upto)[0]
+        ids = self.tokenizer.encode(text, add_special_tokens=False)
         keep = len(ids) - 1
         reused, cache = self._prefixes.lookup(ids, keep)
         if reused < keep:
