@@ -186,7 +186,8 @@ def test_run_task_record_writes_what_hgpo_bag_info_reads_without_rclpy(tmp_path:
 def test_ctrl_c_in_run_task_closes_the_recording(tmp_path: Path) -> None:
     path = tmp_path / "sort.mcap"
     args = ("--task", "sort", "--planner", "expert", "--skills", "expert", "--record", str(path))
-    run = Captured(_hgpo("run-task", *args), cwd=REPO, env=dict(os.environ))
+    # unbuffered, as on a terminal: through a pipe the subgoal lines would come only when the task is over
+    run = Captured(_hgpo("run-task", *args), cwd=REPO, env=dict(os.environ, PYTHONUNBUFFERED="1"))
     deadline = time.monotonic() + 120
     while not any(" ok (" in line for line in run.lines):  # the first of sort's 8 subgoals is done
         assert run.proc.poll() is None and time.monotonic() < deadline, run.output

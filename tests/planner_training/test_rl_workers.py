@@ -125,9 +125,9 @@ def test_overlapped_rollouts_sample_one_update_behind_and_lose_no_group_when_a_w
         sent[seed] = (weights, [e.state for e in episodes])  # seed: the iteration, in a run with seed 0
         return episodes
 
-    def updating(policy: Any, *args: Any, behaviour: Any = None) -> dict[str, float]:
+    def updating(policy: Any, *args: Any, behaviour: Any = None, **kwargs: Any) -> dict[str, float]:
         updates.append((policy.trainable_state(), behaviour))
-        return update(policy, *args, behaviour=behaviour)
+        return update(policy, *args, behaviour=behaviour, **kwargs)
 
     marker = tmp_path / "died"
 
