@@ -9,8 +9,10 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +24,7 @@ from policies.worlds import make_planner
 from ros_nodes.bag.info import bag_info
 from ros_nodes.bag.reader import Ros2Decoder, open_bag
 from sim.tabletop import SceneState, Subgoal, TabletopWorld, WorldConfig, make_task
+from tests.fake_llm_api import MODEL, serve_fake_api
 from tests.processes import Captured
 
 rclpy_serialization = pytest.importorskip(
@@ -183,20 +186,33 @@ def test_run_task_record_writes_what_hgpo_bag_info_reads_without_rclpy(tmp_path:
     assert again.returncode == 2 and "the file exists" in again.stderr
 
 
-@pytest.mark.skip(reason="races: on a loaded machine the task can end before the Ctrl-C arrives")
 def test_ctrl_c_in_run_task_closes_the_recording(tmp_path: Path) -> None:
+    """Ctrl-C while the planner waits for its second answer: an LLM endpoint that answers the first decision
+    and holds the second back until the run was interrupted, so the task cannot end before the signal."""
     path = tmp_path / "sort.mcap"
-    args = ("--task", "sort", "--planner", "expert", "--skills", "expert", "--record", str(path))
-    # unbuffered, as on a terminal: through a pipe the subgoal lines would come only when the task is over
-    run = Captured(_hgpo("run-task", *args), cwd=REPO, env=dict(os.environ, PYTHONUNBUFFERED="1"))
-    deadline = time.monotonic() + 120
-    while not any(" ok (" in line for line in run.lines):  # the first of sort's 8 subgoals is done
-        assert run.proc.poll() is None and time.monotonic() < deadline, run.output
-        time.sleep(0.01)
-    assert run.stop(timeout=60) == 130, run.output  # SIGINT, as Ctrl-C sends it
+    released = threading.Event()
+
+    def held_back(handler: BaseHTTPRequestHandler) -> None:
+        released.wait(timeout=120)
+
+    with serve_fake_api() as api:
+        api.replies = ["pick(red_block)", held_back]
+        llm = ("backend=openai", f"model={MODEL}", f"base_url={api.url}", "timeout_s=120", "max_retries=0")
+        args = ["--task", "sort", "--planner", "llm", "--skills", "expert", "--record", str(path)]
+        args += [item for setting in llm for item in ("--set", setting)]
+        # unbuffered, as on a terminal: through a pipe the subgoal lines would come only when the task is over
+        run = Captured(_hgpo("run-task", *args), cwd=REPO, env=dict(os.environ, PYTHONUNBUFFERED="1"))
+        try:
+            deadline = time.monotonic() + 120
+            while not (len(api.requests) == 2 and any(" ok (" in line for line in run.lines)):
+                assert run.proc.poll() is None and time.monotonic() < deadline, run.output
+                time.sleep(0.01)
+            assert run.stop(timeout=60) == 130, run.output  # SIGINT, as Ctrl-C sends it
+        finally:
+            released.set()
     assert "interrupted; the recording up to here is closed" in run.output
     info = bag_info(path)
-    assert info.complete and 1 <= info.topics["/hgpo/subgoal"].count < 8
+    assert info.complete and info.topics["/hgpo/subgoal"].count == 1
 
 
 def test_eval_planner_records_one_file_per_episode(tmp_path: Path) -> None:

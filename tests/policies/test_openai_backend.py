@@ -1,16 +1,13 @@
-"""The OpenAI-compatible HTTP backend against a local server started by the test: a stdlib http.server that
-answers like the API (the world outside), including with garbage, errors and silence on purpose."""
+"""The OpenAI-compatible HTTP backend against a local server started by the test (`tests/fake_llm_api.py`),
+which answers like the API, including with garbage, errors and silence on purpose."""
 
 from __future__ import annotations
 
 import contextlib
-import json
 import socket
-import threading
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
@@ -18,60 +15,13 @@ from policies.planning import LLMConfig, PlannerError, PlanningContext, StepReco
 from policies.planning.backends import ModelError
 from policies.worlds import make_planner
 from sim.tabletop import Subgoal, TabletopWorld, make_task
-
-MODEL = "tiny-planner"
-
-
-@dataclass
-class FakeAPI:
-    """Scripted replies, one per chat request: a str is the content; a callable writes the raw response."""
-
-    replies: list[str | Callable[[BaseHTTPRequestHandler], None]] = field(default_factory=list)
-    requests: list[dict] = field(default_factory=list)
-    models: list[str] = field(default_factory=lambda: [MODEL])
-    url: str = ""
-
-
-def _send(handler: BaseHTTPRequestHandler, status: int, body: bytes) -> None:
-    handler.send_response(status)
-    handler.send_header("Content-Type", "application/json")
-    handler.send_header("Content-Length", str(len(body)))
-    handler.end_headers()
-    handler.wfile.write(body)
+from tests.fake_llm_api import MODEL, FakeAPI, send_json, serve_fake_api
 
 
 @pytest.fixture
 def api() -> Iterator[FakeAPI]:
-    state = FakeAPI()
-
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: object) -> None:
-            pass
-
-        def do_GET(self) -> None:
-            if self.path != "/v1/models":
-                _send(self, 404, b'{"error": "not found"}')
-                return
-            _send(self, 200, json.dumps({"data": [{"id": m} for m in state.models]}).encode())
-
-        def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            state.requests.append({"body": body, "auth": self.headers.get("Authorization")})
-            reply = state.replies.pop(0) if state.replies else "done()"
-            if callable(reply):
-                reply(self)
-                return
-            answer = {"choices": [{"message": {"role": "assistant", "content": reply}}]}
-            _send(self, 200, json.dumps(answer).encode())
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    state.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    yield state
-    server.shutdown()
-    thread.join(timeout=5)
-    server.server_close()
+    with serve_fake_api() as state:
+        yield state
 
 
 def _config(api: FakeAPI, **overrides: object) -> LLMConfig:
@@ -139,8 +89,8 @@ def test_persistent_garbage_fails_the_step_clearly(api: FakeAPI, world: Tabletop
 
 def test_non_json_and_missing_content_are_clear(api: FakeAPI, world: TabletopWorld) -> None:
     api.replies = [
-        lambda h: _send(h, 200, b"<html>gateway</html>"),
-        lambda h: _send(h, 200, b'{"choices": []}'),
+        lambda h: send_json(h, 200, b"<html>gateway</html>"),
+        lambda h: send_json(h, 200, b'{"choices": []}'),
     ]
     planner = make_planner("llm", _config(api))
     for expected in ("not JSON", "without choices\\[0\\].message.content"):
@@ -149,7 +99,7 @@ def test_non_json_and_missing_content_are_clear(api: FakeAPI, world: TabletopWor
 
 
 def test_server_errors_are_retried(api: FakeAPI, world: TabletopWorld) -> None:
-    api.replies = [lambda h: _send(h, 503, b'{"error": "overloaded"}'), "pick(blue_block)"]
+    api.replies = [lambda h: send_json(h, 503, b'{"error": "overloaded"}'), "pick(blue_block)"]
     planner = make_planner("llm", _config(api, max_retries=1))
     assert planner.next_subgoal(_context(world)) == Subgoal("pick", ("blue_block",))
     assert len(api.requests) == 2
@@ -159,7 +109,7 @@ def test_timeout_is_retried_then_fails(api: FakeAPI, world: TabletopWorld) -> No
     def silent(handler: BaseHTTPRequestHandler) -> None:
         time.sleep(1.5)
         with contextlib.suppress(OSError):  # the client has hung up by now
-            _send(handler, 200, b"{}")
+            send_json(handler, 200, b"{}")
 
     api.replies = [silent, silent]
     planner = make_planner("llm", _config(api, timeout_s=0.3, max_retries=1))
@@ -168,7 +118,7 @@ def test_timeout_is_retried_then_fails(api: FakeAPI, world: TabletopWorld) -> No
 
 
 def test_auth_error_is_not_retried(api: FakeAPI, world: TabletopWorld) -> None:
-    api.replies = [lambda h: _send(h, 401, b'{"error": "bad key"}')]
+    api.replies = [lambda h: send_json(h, 401, b'{"error": "bad key"}')]
     planner = make_planner("llm", _config(api, max_retries=3))
     with pytest.raises(PlannerError, match="HTTP 401 .*\\(check the key in \\$OPENAI_API_KEY\\)"):
         planner.next_subgoal(_context(world))
