@@ -7,7 +7,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from contextlib import ExitStack
 from dataclasses import asdict
 from pathlib import Path
@@ -24,6 +23,7 @@ from hgpo.skill_arguments import add_skill_arguments, skill_policy
 from hgpo.worker_arguments import add_worker_arguments, workers_from
 from policies.evaluation import EpisodeResult
 from policies.planning import LLMConfig
+from policies.run_folders import new_run_folder, time_stamp
 
 if TYPE_CHECKING:
     from ros_nodes.bag.episode import EpisodeRecorder
@@ -181,9 +181,11 @@ def main(argv: list[str]) -> int:
         except (UnknownTaskError, ValueError, ModelError, PlannerError, LookupError) as err:
             print(f"hgpo eval-planner: error: {err}", file=sys.stderr)
             return 2
-        stamp = time.strftime("%Y%m%d-%H%M%S")
-        run_dir = args.run_dir or REPO / "runs" / "eval-planner" / f"{stamp}-{args.planner}"
-        run_dir.mkdir(parents=True, exist_ok=True)
+        if args.run_dir is not None:
+            run_dir = args.run_dir
+            run_dir.mkdir(parents=True, exist_ok=True)
+        else:
+            run_dir = new_run_folder(REPO / "runs" / "eval-planner", f"{time_stamp()}-{args.planner}")
         config = {
             "planner": args.planner,
             "tasks": tasks,

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import sys
-import time
 from pathlib import Path
 
 from rclpy.node import Node
@@ -20,25 +19,13 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.subscription import Subscription
 from rclpy.topic_endpoint_info import TopicEndpointInfo
 
+from policies.run_folders import new_run_folder, time_stamp
 from ros_nodes.bag.definitions import DefinitionError, message_definition
 from ros_nodes.bag.writer import BagWriter, OfferedQos
 from ros_nodes.message_types import message_class
 from ros_nodes.node_main import Parameters, run_node
 
 FILE_NAME = "recording.mcap"
-
-
-def run_folder(base: Path) -> Path:
-    """A new `base/<YYYYmmdd-HHMMSS>` folder (a suffix where two runs start within a second)."""
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    for suffix in ("", *(f"-{i}" for i in range(1, 100))):
-        folder = base / f"{stamp}{suffix}"
-        try:
-            folder.mkdir(parents=True)
-            return folder
-        except FileExistsError:
-            continue
-    raise ValueError(f"cannot make a new run folder under {base}")
 
 
 class Recorder(Node):
@@ -55,7 +42,7 @@ class Recorder(Node):
             "flush_period_s", 1.0, "close a chunk this often (s): what a killed recorder can lose at most"
         )
         self.prefix = self.prefix.rstrip("/")
-        self.writer = BagWriter(run_folder(Path(base)) / FILE_NAME)
+        self.writer = BagWriter(new_run_folder(Path(base), time_stamp()) / FILE_NAME)
         self._recorded: dict[str, Subscription] = {}
         self._skipped: set[str] = set()
         self.get_logger().info(f"recording topics under {self.prefix or '/'} to {self.writer.path.resolve()}")
