@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ import yaml  # type: ignore[import-untyped]
 
 from hgpo.overrides import add_set_argument, parse_sets
 from hgpo.worker_arguments import add_worker_arguments, workers_from
+from policies.run_folders import time_stamp
 from sim.config_mapping import merge, nest
 
 REPO = Path(__file__).resolve().parent.parent
@@ -119,7 +119,7 @@ def main(argv: list[str]) -> int:
         print(f"hgpo train-planner: error: {err}", file=sys.stderr)
         return 2
     if run_dir is None:
-        stamp = time.strftime("%Y%m%d-%H%M%S")
+        stamp = time_stamp()
         run_dir = (
             args.run_dir
             or REPO / "runs" / "planner" / f"{config.algo}-{config.domain}-seed{config.seed}-{stamp}"

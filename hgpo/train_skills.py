@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hgpo.bench.report import table
 from hgpo.overrides import add_set_argument, parse_sets
+from policies.run_folders import time_stamp
 from policies.skills.config import CONFIG_DIR, TrainConfig, load_config, with_overrides
 from policies.skills.runner import OffPolicyRunner
 from policies.stop_request import StopRequest
@@ -86,7 +86,7 @@ def main(argv: list[str]) -> int:
         else:
             if args.run_name and len(args.configs) > 1:
                 parser.error("--run-name names one run; give one config with it")
-            stamp = time.strftime("%Y%m%d-%H%M%S")
+            stamp = time_stamp()
             for name in args.configs:
                 config = with_overrides(load_config(name), overrides)
                 run_name = args.run_name or f"{config.skill}-seed{config.seed}-{stamp}"
