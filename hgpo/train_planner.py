@@ -22,7 +22,7 @@ import yaml  # type: ignore[import-untyped]
 
 from hgpo.overrides import add_set_argument, parse_sets
 from hgpo.worker_arguments import add_worker_arguments, workers_from
-from policies.run_folders import time_stamp
+from policies.run_folders import new_run_folder, release, time_stamp
 from sim.config_mapping import merge, nest
 
 REPO = Path(__file__).resolve().parent.parent
@@ -118,11 +118,10 @@ def main(argv: list[str]) -> int:
     except ValueError as err:
         print(f"hgpo train-planner: error: {err}", file=sys.stderr)
         return 2
+    claimed = run_dir is None and args.run_dir is None  # a default name is claimed, never shared
     if run_dir is None:
-        stamp = time_stamp()
-        run_dir = (
-            args.run_dir
-            or REPO / "runs" / "planner" / f"{config.algo}-{config.domain}-seed{config.seed}-{stamp}"
+        run_dir = args.run_dir or new_run_folder(
+            REPO / "runs" / "planner", f"{config.algo}-{config.domain}-seed{config.seed}-{time_stamp()}"
         )
     if args.resume is not None and to_mapping(config) != base:
         (run_dir / "config.yaml").write_text(yaml.safe_dump(to_mapping(config), sort_keys=False))
@@ -135,6 +134,8 @@ def main(argv: list[str]) -> int:
         with StopRequest("training") as stop:
             outcome = train(config, run_dir, not args.no_progress, stop, workers_from(args))
     except (DataError, ModelError, ValueError, FileNotFoundError, GameFileError) as err:
+        if claimed:
+            release(run_dir)
         print(f"hgpo train-planner: error: {err}", file=sys.stderr)
         return 2
     rows = [[key, f"{value:.4g}"] for key, value in sorted(outcome.metrics.items()) if key != "step"]

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from hgpo.bench.report import table
 from hgpo.overrides import add_set_argument, parse_sets
-from policies.run_folders import time_stamp
+from policies.run_folders import new_run_folder, release, time_stamp
 from policies.skills.config import CONFIG_DIR, TrainConfig, load_config, with_overrides
 from policies.skills.runner import OffPolicyRunner
 from policies.stop_request import StopRequest
@@ -76,7 +76,7 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     overrides = merge(_overrides(args), parse_sets(args.set, parser))
 
-    jobs: list[tuple[TrainConfig, Path]] = []
+    jobs: list[tuple[TrainConfig, Path | None]] = []
     try:
         if args.resume is not None:
             saved = args.resume / "config.yaml"
@@ -86,20 +86,23 @@ def main(argv: list[str]) -> int:
         else:
             if args.run_name and len(args.configs) > 1:
                 parser.error("--run-name names one run; give one config with it")
-            stamp = time_stamp()
             for name in args.configs:
                 config = with_overrides(load_config(name), overrides)
-                run_name = args.run_name or f"{config.skill}-seed{config.seed}-{stamp}"
-                jobs.append((config, args.runs_dir / run_name))
+                jobs.append((config, args.runs_dir / args.run_name if args.run_name else None))
     except (FileNotFoundError, ValueError) as err:
         print(f"hgpo train-skills: {err}", file=sys.stderr)
         return 2
 
     rows = []
-    for config, run_dir in jobs:
+    stamp = time_stamp()
+    for config, chosen in jobs:
+        # a default name is claimed, not shared: a folder with a checkpoint would be resumed
+        run_dir = chosen or new_run_folder(args.runs_dir, f"{config.skill}-seed{config.seed}-{stamp}")
         try:
             runner = _runner(config, run_dir, progress=not args.no_progress)
         except ValueError as err:
+            if chosen is None:
+                release(run_dir)
             print(f"hgpo train-skills: {err}", file=sys.stderr)
             return 2
         with StopRequest(f"training {config.skill}") as stop:

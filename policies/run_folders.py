@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from pathlib import Path
 
@@ -21,3 +22,9 @@ def new_run_folder(base: Path, name: str) -> Path:
         except FileExistsError:
             continue
     raise ValueError(f"cannot make a new run folder {name} under {base}: 100 exist")
+
+
+def release(folder: Path) -> None:
+    """Give back a folder claimed by `new_run_folder` for a run that failed to start; one with files stays."""
+    with contextlib.suppress(OSError):
+        folder.rmdir()

@@ -34,3 +34,21 @@ def test_two_eval_planner_runs_in_one_second_keep_their_own_folders(
     assert [f.name for f in folders] == ["20261206-173423-expert", "20261206-173423-expert-1"]
     seeds = [json.loads((f / "episodes.jsonl").read_text())["seed"] for f in folders]
     assert seeds == [0, 5]
+
+
+def test_two_train_skills_runs_in_one_second_do_not_resume_each_other(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A train-skills folder with a checkpoint is resumed, so a shared default name made the second run
+    continue the first one's training instead of starting its own."""
+    import hgpo.train_skills as train_skills
+
+    monkeypatch.setattr(train_skills, "time_stamp", lambda: "20261206-173423")
+    args = ["reach", "--runs-dir", str(tmp_path), "--env-steps", "100", "--num-envs", "2"]
+    for _ in range(2):
+        assert train_skills.main([*args, "--eval-episodes", "1", "--no-progress"]) == 0
+    folders = sorted(f.name for f in tmp_path.iterdir())
+    assert folders == ["reach-seed0-20261206-173423", "reach-seed0-20261206-173423-1"]
+    assert all((tmp_path / f / "checkpoints" / "last.pt").is_file() for f in folders)
+    assert train_skills.main(["reach", "--runs-dir", str(tmp_path), "--device", "tpu"]) == 2
+    assert sorted(f.name for f in tmp_path.iterdir()) == folders  # a run that could not start leaves none

@@ -85,6 +85,26 @@ def test_train_planner_bc_end_to_end(
     assert summary["evaluation"]["episodes"] == 1 and set(summary["evaluation"]["per_kind"]) == {"reach"}
 
 
+def test_train_planner_runs_in_one_second_get_their_own_default_folders(
+    tiny_planner_dir: Path, tabletop_demos: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The default folder is named by the second a run starts; two runs in the same second once shared it,
+    and the second resumed from the first one's checkpoint."""
+    import hgpo.train_planner as train_planner
+
+    monkeypatch.setattr(train_planner, "REPO", tmp_path)
+    monkeypatch.setattr(train_planner, "time_stamp", lambda: "20261206-173423")
+    args = ["train-planner", "--algo", "bc", "--model", str(tiny_planner_dir), "--demos", str(tabletop_demos)]
+    for _ in range(2):
+        assert hgpo([*args, "--epochs", "1", "--eval-episodes", "0", "--no-progress"]) == 0
+    runs = tmp_path / "runs" / "planner"
+    folders = sorted(f.name for f in runs.iterdir())
+    assert folders == ["bc-tabletop-seed0-20261206-173423", "bc-tabletop-seed0-20261206-173423-1"]
+    assert all((runs / f / "adapter").is_dir() for f in folders)
+    assert hgpo(["train-planner", "--algo", "bc", "--model", str(tiny_planner_dir), "--no-progress"]) == 2
+    assert sorted(f.name for f in runs.iterdir()) == folders  # a run that could not start leaves none
+
+
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
