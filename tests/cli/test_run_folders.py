@@ -37,7 +37,7 @@ def test_two_eval_planner_runs_in_one_second_keep_their_own_folders(
 
 
 def test_two_train_skills_runs_in_one_second_do_not_resume_each_other(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A train-skills folder with a checkpoint is resumed, so a shared default name made the second run
     continue the first one's training instead of starting its own."""
