@@ -35,6 +35,12 @@ def main(argv: list[str]) -> int:
         "--history-k", type=int, default=4, help="history in the prompt, as the planner's llm.history_k"
     )
     parser.add_argument(
+        "--goals",
+        action="store_true",
+        help="for a planner with llm.goal_parse: record each episode's goal as the planner is to write it, "
+        "and show it with its progress in every prompt",
+    )
+    parser.add_argument(
         "--learner",
         choices=("llm",),
         help="DAgger: the LLM planner (--adapter) plays and the expert labels the states it reaches",
@@ -72,6 +78,7 @@ def main(argv: list[str]) -> int:
         llm_config(args, parser) if args.learner else None,
         args.skills,
         SkillPolicyConfig(model_dir=args.skill_dir),
+        goals=args.goals,
     )
     seeds = range(args.seed_start, args.seed_start + args.seeds)
     with ExitStack() as stack:

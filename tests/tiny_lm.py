@@ -21,7 +21,15 @@ def _corpus() -> list[str]:
     from sim.tabletop import SKILLS
     from sim.tabletop.model import BLOCKS, PLATES
 
-    files = [path for folder in (PROMPTS_DIR, *WORLD_PROMPTS) for path in folder.glob("*.txt")]
+    # each world's system and user templates and the re-ask, not the optional ones (`<stem>.parse.*.txt`,
+    # `<stem>.goal.user.txt` of llm.goal_parse): a new optional template must not redraw the tokenizer, and
+    # with it the tiny model's answers that tests replay
+    files = [
+        path
+        for folder in (PROMPTS_DIR, *WORLD_PROMPTS)
+        for path in folder.glob("*.txt")
+        if path.name.count(".") <= 2
+    ]
     texts = [path.read_text() for path in sorted(files, key=lambda path: path.name)]
     names = [*BLOCKS, *PLATES, *SKILLS, "done()", "(", ")", ", "]
     return texts + [" ".join(names)] * 20

@@ -4,7 +4,8 @@ loss (label -100) so only the answer and its end-of-sequence token are learned.
 
 Accepted JSONL records, one per line:
 - demonstrations (`hgpo tabletop-demos`, `hgpo alfworld demos`): `messages` (the LLM planner's own chat
-  messages for that decision) and `expert_subgoal`;
+  messages for that decision) and `expert_subgoal`, or `expert_goal` for the goal a planner with
+  `llm.goal_parse` writes first (`hgpo tabletop-demos --goals`);
 - decision logs (`decisions.jsonl` of the planner node or `hgpo eval-planner`): `trace.attempts` and
   `subgoal`; only decisions whose subgoal was executed successfully (or `done()` that ended a task) count.
 Each keeps the episode it came from (`game`, or `task` and `seed`, or the same in a log's `meta`) for a
@@ -79,10 +80,15 @@ class Demo:
     episode: str | None = None
     """The episode it came from (an ALFWorld game; a tabletop task and seed); None where the record does
     not say (the planner node's own decision logs)."""
+    goal: bool = False
+    """The answer is a written goal (`llm.goal_parse`), not a subgoal."""
 
     @property
     def skill(self) -> str:
-        """The answer's skill (`done` for done()), read by the planner's own parser."""
+        """The answer's skill (`done` for done(), `goal` for a written goal), read by the planner's own
+        parser."""
+        if self.goal:
+            return "goal"
         subgoal = parse_subgoal(self.answer)
         return subgoal.skill if subgoal else "done"
 
@@ -101,7 +107,8 @@ def demo_of(record: dict[str, Any], where: str) -> Demo | None:
     """The demonstration or successful logged decision a record holds; None for a logged decision that is
     not a positive example; DataError for a record of neither kind."""
     episode = episode_of(record)
-    if "messages" in record and "expert_subgoal" in record:
+    answer_key = next((key for key in ("expert_subgoal", "expert_goal") if key in record), None)
+    if "messages" in record and answer_key is not None:
         messages = record["messages"]
         if not (
             isinstance(messages, list)
@@ -110,7 +117,7 @@ def demo_of(record: dict[str, Any], where: str) -> Demo | None:
         ):
             raise DataError(f"{where}: `messages` must be a non-empty list of {{role, content}} objects")
         chat = [Message(role=m["role"], content=m["content"]) for m in messages]
-        return Demo(chat, str(record["expert_subgoal"]), episode)
+        return Demo(chat, str(record[answer_key]), episode, goal=answer_key == "expert_goal")
     trace = record.get("trace")
     if isinstance(trace, dict) and "attempts" in trace and "subgoal" in record:
         result, subgoal = record.get("result"), record["subgoal"]
@@ -123,7 +130,8 @@ def demo_of(record: dict[str, Any], where: str) -> Demo | None:
         chat = [Message(role=m["role"], content=m["content"]) for m in last["messages"]]
         return Demo(chat, str(subgoal), episode)
     raise DataError(
-        f"{where}: neither a demonstration (messages, expert_subgoal) nor a planner decision (trace, subgoal)"
+        f"{where}: neither a demonstration (messages, expert_subgoal or expert_goal) nor a planner decision "
+        "(trace, subgoal)"
     )
 
 

@@ -1,6 +1,10 @@
 """Tabletop demonstrations: the expert planner's decisions on seeded tasks (or, for DAgger, its labels of
 the states a learner reaches), each recorded with the LLM planner's own chat messages for that decision
-(the `PromptBuilder` the planner node uses: one renderer), in the record layout of `hgpo alfworld demos`."""
+(the `PromptBuilder` the planner node uses: one renderer), in the record layout of `hgpo alfworld demos`.
+
+With `goals` (for a planner with `llm.goal_parse`), each episode starts with a record of the goal as the
+planner is to write it (`expert_goal`: the task's goal atoms), and every decision's prompt shows that goal
+with its progress."""
 
 from __future__ import annotations
 
@@ -19,6 +23,7 @@ from policies.planning.domain import valid_now
 from policies.planning.llm_config import LLMConfig
 from policies.planning.prompting import PromptBuilder
 from policies.tabletop.domain import TabletopDomain
+from policies.tabletop.goals import PlannerGoal
 from policies.tabletop.planners import ExpertPlannerBackend
 from sim.tabletop import TASKS, SceneState, Subgoal, TabletopWorld, Task, WorldConfig, make_task
 from sim.tabletop.layout import LayoutRanges
@@ -32,6 +37,18 @@ class _Recorder:
         self.task, self.prompts, self.dagger = task, prompts, dagger
         self.domain = TabletopDomain()
         self.records: list[dict[str, Any]] = []
+        self.goal = PlannerGoal(task.goal, task.forbidden) if prompts.goal is not None else None
+
+    def _record(self, instruction: str, state: SceneState, history: tuple[StepRecord, ...]) -> dict[str, Any]:
+        return {
+            "task": self.task.name,
+            "seed": self.task.seed,
+            "phrasing": self.task.phrasing,
+            "split": self.task.split,
+            "instruction": instruction,
+            "observation": self.domain.render_observation(state),
+            "history": [[format_subgoal(s.subgoal), s.message] for s in history],
+        }
 
     def __call__(
         self,
@@ -41,17 +58,21 @@ class _Recorder:
         label: Subgoal,
         choice: Subgoal | None,
     ) -> None:
-        messages = self.prompts.messages(self.domain, instruction, state, history)
+        goal = None
+        if self.goal is not None:
+            goal = self.goal.render(state)
+            if not history:
+                scene = self.domain.render_observation(state)
+                parse = self.prompts.parse_messages(self.domain, instruction, scene)
+                self.records.append(
+                    self._record(instruction, state, history)
+                    | {"expert_goal": str(self.goal), "messages": [dict(m) for m in parse]}
+                )
+        messages = self.prompts.messages(self.domain, instruction, state, history, goal)
         learner = {"learner_subgoal": format_subgoal(choice) if choice else None} if self.dagger else {}
         self.records.append(
-            {
-                "task": self.task.name,
-                "seed": self.task.seed,
-                "phrasing": self.task.phrasing,
-                "split": self.task.split,
-                "instruction": instruction,
-                "observation": self.domain.render_observation(state),
-                "history": [[format_subgoal(s.subgoal), s.message] for s in history],
+            self._record(instruction, state, history)
+            | {
                 "admissible_subgoals": [
                     format_subgoal(s) for s in valid_now(self.domain, state, instruction, history)
                 ],
@@ -68,13 +89,15 @@ def demonstration_player(
     split: Split | None = None,
     learner: Planner | None = None,
     policy: SkillPolicy | None = None,
+    goals: bool = False,
 ) -> Callable[[tuple[str, int]], tuple[bool, list[dict[str, Any]]]]:
     """Plays (task, seed): whether the episode succeeded and one record per decision, labelled by the expert
     planner. Without `learner` the expert plays (demonstrations); with one, the learner plays and the expert
     labels every state it reaches (DAgger). The loop ends when the task succeeds, so no decision after
     success (a closing done()) is ever asked for. `split` draws the instructions from that grammar split
-    (None: the canonical sentences); `policy` executes the skills (default: the scripted expert)."""
-    prompts = PromptBuilder.for_domain(TabletopDomain(), history_k)
+    (None: the canonical sentences); `policy` executes the skills (default: the scripted expert); `goals`
+    records the goal and shows it in every prompt (module docstring)."""
+    prompts = PromptBuilder.for_domain(TabletopDomain(), history_k, goals=goals)
     world = TabletopWorld(WorldConfig(control_dt=0.01))
     skills = policy or ExpertSkillPolicy()
     loop = LoopConfig(max_subgoals=max_subgoals)
@@ -98,9 +121,10 @@ def tabletop_demonstrations(
     split: Split | None = None,
     learner: Planner | None = None,
     policy: SkillPolicy | None = None,
+    goals: bool = False,
 ) -> Iterator[tuple[bool, list[dict[str, Any]]]]:
     """`demonstration_player`'s episodes for every task and seed, in that order."""
-    play = demonstration_player(history_k, max_subgoals, split, learner, policy)
+    play = demonstration_player(history_k, max_subgoals, split, learner, policy, goals)
     for name in tasks:
         for seed in seeds:
             yield play((name, seed))
@@ -116,6 +140,7 @@ class TabletopDemoPlayers:
     learner: LLMConfig | None = None  # DAgger: the LLM planner with these settings plays; None: the expert
     skills: str = "expert"
     skill_config: SkillPolicyConfig = field(default_factory=SkillPolicyConfig)
+    goals: bool = False
 
     @contextmanager
     def open(self) -> Iterator[Callable[[tuple[str, int]], tuple[bool, list[dict[str, Any]]]]]:
@@ -123,7 +148,9 @@ class TabletopDemoPlayers:
 
         policy = make_skill_policy(self.skills, self.skill_config)
         learner = make_planner("llm", self.learner) if self.learner is not None else None
-        yield demonstration_player(self.history_k, split=self.split, learner=learner, policy=policy)
+        yield demonstration_player(
+            self.history_k, split=self.split, learner=learner, policy=policy, goals=self.goals
+        )
 
 
 def rephrase(record: dict[str, Any], copies: int, rng: np.random.Generator) -> list[dict[str, Any]]:

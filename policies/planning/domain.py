@@ -52,7 +52,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from policies.planning.planner import StepRecord
 from sim.subgoal import Subgoal
@@ -126,6 +126,20 @@ class PlanningDomain(Protocol[ObsT_contra]):
         ...
 
 
+@runtime_checkable
+class GoalDomain(Protocol[ObsT_contra]):
+    """A domain whose planner may read the instruction once, as a goal written in the scene's own terms, and
+    then plan every decision from that goal's progress (`llm.goal_parse`; tabletop)."""
+
+    def parse_goal(self, text: str, observation: ObsT_contra) -> Any:
+        """The goal a model wrote; ValueError saying what is wrong, in words the model can act on."""
+        ...
+
+    def render_goal(self, goal: Any, observation: ObsT_contra) -> str:
+        """The goal with its progress in this observation, as prompt text (the `$goal` placeholder)."""
+        ...
+
+
 def valid_now(
     domain: PlanningDomain[ObsT],
     observation: ObsT,
@@ -142,4 +156,4 @@ def valid_now(
     return useful or valid
 
 
-__all__ = ["ObsT", "PlanningDomain", "SkillParam", "SkillSpec", "Subgoal", "valid_now"]
+__all__ = ["GoalDomain", "ObsT", "PlanningDomain", "SkillParam", "SkillSpec", "Subgoal", "valid_now"]

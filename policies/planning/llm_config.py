@@ -65,6 +65,13 @@ class LLMConfig:
     chooses among every valid subgoal."""
     max_reasks: int = 2
     """invalid answers re-asked with the reason before the step fails."""
+    goal_parse: bool = False
+    """before the first decision of a task, have the model write the instruction as the domain's goal
+    (tabletop: goal atoms such as on(red_block, left_plate)); every decision then shows that goal and which of
+    it holds.
+    Needs a domain with goal templates and an adapter trained with them (`hgpo tabletop-demos --goals`)."""
+    max_goal_tokens: int = 96
+    """cap on generated tokens of the written goal (goal_parse)."""
     base_url: str = "http://localhost:11434/v1"
     """openai: endpoint root (Ollama, vLLM, LM Studio, hosted)."""
     api_key_env: str = "OPENAI_API_KEY"
@@ -78,8 +85,9 @@ class LLMConfig:
         problems = []
         if self.temperature <= 0:
             problems.append(f"temperature must be > 0, got {self.temperature}")
-        if self.max_new_tokens < 1:
-            problems.append(f"max_new_tokens must be >= 1, got {self.max_new_tokens}")
+        for name in ("max_new_tokens", "max_goal_tokens"):
+            if getattr(self, name) < 1:
+                problems.append(f"{name} must be >= 1, got {getattr(self, name)}")
         if self.timeout_s <= 0:
             problems.append(f"timeout_s must be > 0, got {self.timeout_s}")
         if self.dtype not in DTYPES:

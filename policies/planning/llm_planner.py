@@ -4,7 +4,12 @@ bounded number of times, then the step fails with a PlannerError that says what 
 was refused.
 
 While a subgoal executes, the planner can prefill the next decision's prompt (`anticipate`), and while no task
-runs, the next task's prompt up to its instruction (`warm`): see there."""
+runs, the next task's prompt up to its instruction (`warm`): see there.
+
+With `llm.goal_parse` (a `GoalDomain`), the first decision of a task starts by asking the model to write the
+instruction as the domain's goal (re-asked with the reason while it is unusable, as subgoals are); every
+decision of the task then shows that goal with what of it holds, and the trace of the first lists the goal's
+attempts before the subgoal's."""
 
 from __future__ import annotations
 
@@ -14,9 +19,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from policies.planning.backends import LanguageModel, ModelError
-from policies.planning.decisions import Attempt, DecisionTrace
-from policies.planning.domain import PlanningDomain, valid_now
+from policies.planning.backends import Completion, LanguageModel, ModelError
+from policies.planning.decisions import Attempt, DecisionTrace, Message
+from policies.planning.domain import GoalDomain, PlanningDomain, valid_now
 from policies.planning.llm_config import LLMConfig
 from policies.planning.parsing import DONE, format_subgoal, validate_output
 from policies.planning.planner import PlannerError, PlanningContext, StepRecord
@@ -37,8 +42,11 @@ class LLMPlanner:
         self.domain = domain
         self.model = model
         self.config = config
-        self.prompts = PromptBuilder.for_domain(domain, config.history_k)
+        if config.goal_parse and not isinstance(domain, GoalDomain):
+            raise ValueError(f"llm.goal_parse: the {domain.name} domain cannot write a goal; set it false")
+        self.prompts = PromptBuilder.for_domain(domain, config.history_k, goals=config.goal_parse)
         self.last_trace: DecisionTrace | None = None
+        self._goal: tuple[str, Any] | None = None  # (instruction, its written goal) of the task in progress
         self._anticipation: threading.Thread | None = None
         self._warmed: str | None = None  # the observation text warmed since the last decision
 
@@ -82,7 +90,10 @@ class LLMPlanner:
 
     def _prefill_before_instruction(self, observation_text: str) -> None:
         try:
-            messages = self.prompts.compose(self.domain, INSTRUCTION_MARK, observation_text, ())
+            if self.config.goal_parse:  # a task's first call writes its goal
+                messages = self.prompts.parse_messages(self.domain, INSTRUCTION_MARK, observation_text)
+            else:
+                messages = self.prompts.compose(self.domain, INSTRUCTION_MARK, observation_text, ())
             self.model.prefill(messages, upto=INSTRUCTION_MARK)
         except Exception:  # it only saves time: the first decision runs without it
             LOG.warning("prefilling the prompt of the scene while idle failed", exc_info=True)
@@ -93,7 +104,11 @@ class LLMPlanner:
             if observation is None:
                 return
             history = (*context.history, StepRecord(subgoal, True, ""))
-            self.model.prefill(self.prompts.compose(self.domain, context.instruction, observation, history))
+            # the goal's progress as it is now: a stale line only shortens the prefix reused
+            goal = self._goal_text(context) if self._goal is not None else None
+            self.model.prefill(
+                self.prompts.compose(self.domain, context.instruction, observation, history, goal)
+            )
         except Exception:  # it only saves time: the next decision runs without it
             LOG.warning("anticipating the decision after %s failed", format_subgoal(subgoal), exc_info=True)
 
@@ -112,7 +127,6 @@ class LLMPlanner:
         )
         finish = self.domain.finish_allowed(observation)
         choices = [format_subgoal(subgoal) for subgoal in valid] + ([DONE] if finish else [])
-        messages = self.prompts.messages(self.domain, context.instruction, observation, context.history)
 
         def explain(subgoal: Subgoal) -> str:
             why = self.config.task_rules and self.domain.futile(subgoal, context.instruction, context.history)
@@ -121,23 +135,18 @@ class LLMPlanner:
         attempts: list[Attempt] = []
         check = None
         try:
+            goal = None
+            if self.config.goal_parse:
+                self._ensure_goal(context, attempts)
+                goal = self._goal_text(context)
+            messages = self.prompts.messages(
+                self.domain, context.instruction, observation, context.history, goal
+            )
             for _ in range(self.config.max_reasks + 1):
                 started = time.perf_counter()
                 completion = self.model.complete(messages, choices if self.constrained else None)
-                latency_ms = 1000 * (time.perf_counter() - started)
-                stats = getattr(self.model, "last_stats", None)  # the transformers backend's
                 check = validate_output(completion.text, valid, explain, finish)
-                attempts.append(
-                    Attempt(
-                        tuple(messages),
-                        completion.prompt_text,
-                        completion.text,
-                        check.valid,
-                        check.error,
-                        latency_ms,
-                        stats.reused_tokens if stats is not None else 0,
-                    )
-                )
+                attempts.append(self._attempt(messages, completion, check.valid, check.error, started))
                 if check.valid:
                     break
                 messages = self.prompts.reask_messages(messages, completion.text, check.error)
@@ -159,3 +168,45 @@ class LLMPlanner:
                 f"was refused: {check.error}"
             )
         return check.subgoal
+
+    def _attempt(
+        self, messages: list[Message], completion: Completion, valid: bool, error: str, started: float
+    ) -> Attempt:
+        stats = getattr(self.model, "last_stats", None)  # the transformers backend's
+        latency_ms = 1000 * (time.perf_counter() - started)
+        reused = stats.reused_tokens if stats is not None else 0
+        return Attempt(
+            tuple(messages), completion.prompt_text, completion.text, valid, error, latency_ms, reused
+        )
+
+    def _ensure_goal(self, context: PlanningContext[Any], attempts: list[Attempt]) -> None:
+        """Have the model write the goal of a task's first decision (or of an instruction it has not read);
+        each call is appended to `attempts`. PlannerError when no answer is usable."""
+        if context.history and self._goal is not None and self._goal[0] == context.instruction:
+            return
+        assert isinstance(self.domain, GoalDomain)
+        self._goal = None
+        observation_text = self.domain.render_observation(context.state)
+        messages = self.prompts.parse_messages(self.domain, context.instruction, observation_text)
+        error = ""
+        for _ in range(self.config.max_reasks + 1):
+            started = time.perf_counter()
+            completion = self.model.complete(messages, None, self.config.max_goal_tokens)
+            try:
+                goal = self.domain.parse_goal(completion.text, context.state)
+            except ValueError as err:
+                error = str(err)
+                attempts.append(self._attempt(messages, completion, False, error, started))
+                messages = self.prompts.reask_messages(messages, completion.text, error, goal=True)
+                continue
+            attempts.append(self._attempt(messages, completion, True, "", started))
+            self._goal = (context.instruction, goal)
+            return
+        raise PlannerError(
+            f"no usable goal in {len(attempts)} answers; the last, {attempts[-1].output[:120]!r}, "
+            f"was refused: {error}"
+        )
+
+    def _goal_text(self, context: PlanningContext[Any]) -> str:
+        assert isinstance(self.domain, GoalDomain) and self._goal is not None
+        return self.domain.render_goal(self._goal[1], context.state)

@@ -28,6 +28,7 @@ import numpy as np
 
 from policies.planning.domain import SkillParam, SkillSpec
 from policies.planning.planner import StepRecord
+from policies.tabletop.goals import PlannerGoal, parse_goal
 from sim.tabletop import SKILLS, SceneState, SubgoalError, check_subgoal
 from sim.tabletop.predicates import held, on
 from sim.tabletop.skills import Skill, Subgoal
@@ -166,3 +167,9 @@ class TabletopDomain:
 
     def futile(self, subgoal: Subgoal, instruction: str, history: Sequence[StepRecord]) -> str | None:
         return None  # the scene shows everything a subgoal changes; a repeat is the loop guard's to catch
+
+    def parse_goal(self, text: str, observation: SceneState) -> PlannerGoal:
+        return parse_goal(text, observation)
+
+    def render_goal(self, goal: PlannerGoal, observation: SceneState) -> str:
+        return goal.render(observation)

@@ -37,7 +37,15 @@ class LanguageModel(Protocol):
     description: str  # for records: backend, model, adapter
     constrains: bool  # whether `choices` is honoured during decoding
 
-    def complete(self, messages: Sequence[Message], choices: Sequence[str] | None = None) -> Completion: ...
+    def complete(
+        self,
+        messages: Sequence[Message],
+        choices: Sequence[str] | None = None,
+        max_new_tokens: int | None = None,
+    ) -> Completion:
+        """The answer to `messages`: one of `choices` where given (and the backend constrains), else free
+        text of at most `max_new_tokens` (default: the config's) ending at its first line."""
+        ...
 
     def prefill(self, messages: Sequence[Message], upto: str | None = None) -> None:
         """Compute and keep what a later `complete` of a prompt that begins as `messages` (with `upto`: as

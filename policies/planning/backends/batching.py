@@ -95,7 +95,12 @@ class Seat:
         self.number = number
         self.description = calls.model.description
 
-    def complete(self, messages: Sequence[Message], choices: Sequence[str] | None = None) -> Completion:
+    def complete(
+        self,
+        messages: Sequence[Message],
+        choices: Sequence[str] | None = None,
+        max_new_tokens: int | None = None,
+    ) -> Completion:
         if choices is None:
             raise ModelError("batched calls are constrained: give the valid answers")
         return self._calls.ask(_Request(self.number, messages, choices))

@@ -93,12 +93,17 @@ class OpenAIChatModel:
                 f"{self.url} does not serve model {self.config.model!r}; it serves: {', '.join(ids)}"
             )
 
-    def complete(self, messages: Sequence[Message], choices: Sequence[str] | None = None) -> Completion:
+    def complete(
+        self,
+        messages: Sequence[Message],
+        choices: Sequence[str] | None = None,
+        max_new_tokens: int | None = None,
+    ) -> Completion:
         body = {
             "model": self.config.model,
             "messages": list(messages),
             "temperature": self.config.temperature if self.config.do_sample else 0.0,
-            "max_tokens": self.config.max_new_tokens,
+            "max_tokens": max_new_tokens or self.config.max_new_tokens,
         }
         answer = self._request("POST", "/chat/completions", body)
         try:

@@ -201,10 +201,15 @@ class TransformersModel:
                 self._choice_ids[choice] = self.tokenizer.encode(choice, add_special_tokens=False)
         return TokenTrie((self._choice_ids[c] for c in choices), end_token=self.eos)
 
-    def complete(self, messages: Sequence[Message], choices: Sequence[str] | None = None) -> Completion:
+    def complete(
+        self,
+        messages: Sequence[Message],
+        choices: Sequence[str] | None = None,
+        max_new_tokens: int | None = None,
+    ) -> Completion:
         with self._lock:
             try:
-                return self._complete(messages, choices)
+                return self._complete(messages, choices, max_new_tokens or self.config.max_new_tokens)
             except (RuntimeError, ValueError, IndexError) as err:  # torch, tokenizer or trie: fail the step
                 self._prefixes.clear()
                 raise ModelError(f"generation failed: {type(err).__name__}: {err}") from err
@@ -280,13 +285,15 @@ class TransformersModel:
         stats.prompt_tokens += sum(len(row) for row in ids)
         return texts, ids
 
-    def _complete(self, messages: Sequence[Message], choices: Sequence[str] | None) -> Completion:
+    def _complete(
+        self, messages: Sequence[Message], choices: Sequence[str] | None, max_new_tokens: int
+    ) -> Completion:
         stats = self.last_stats = DecodeStats()
         (prompt_text,), (ids,) = self._prompts([messages], stats)
         reused, cache = self._prefixes.lookup(ids, len(ids) - 1)  # the last token's output is the answer's
         stats.reused_tokens = reused
         if choices is None:
-            answer = self._generate_free(ids, cache, stats)
+            answer = self._generate_free(ids, cache, stats, max_new_tokens)
         else:
             (answer,) = self._constrained(
                 torch.tensor([ids], device=self.device),
@@ -366,14 +373,16 @@ class TransformersModel:
         stats.generated_tokens += sum(len(answer) for answer in answers)
         return answers
 
-    def _generate_free(self, ids: list[int], cache: DynamicCache, stats: DecodeStats) -> list[int]:
+    def _generate_free(
+        self, ids: list[int], cache: DynamicCache, stats: DecodeStats, max_new_tokens: int
+    ) -> list[int]:
         """Unconstrained: up to max_new_tokens, stopping at the end of the first non-empty line."""
         with torch.inference_mode(), self._timed(stats):
             output = self.model.generate(
                 input_ids=torch.tensor([ids], device=self.device),
                 attention_mask=torch.ones(1, len(ids), dtype=torch.long, device=self.device),
                 past_key_values=cache,
-                generation_config=self._generation_config(self.config.max_new_tokens),
+                generation_config=self._generation_config(max_new_tokens),
                 stopping_criteria=StoppingCriteriaList([FirstLineDone(self.tokenizer, len(ids))]),
             )
         return self._answer(output.sequences[0, len(ids) :].tolist())
