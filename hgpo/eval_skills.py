@@ -32,7 +32,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--skill", help="skill to evaluate (default: the policy's own)")
     parser.add_argument("--episodes", type=int, default=100)
     parser.add_argument(
-        "--backend", default="mujoco", help="env backend: mujoco, gymnasium, robosuite, isaacgym"
+        "--backend", default="mujoco", help="env backend: mujoco, mjx, gymnasium, robosuite, isaacgym"
     )
     parser.add_argument("--randomize", action="store_true", help="domain randomization (the default config)")
     parser.add_argument(

@@ -56,7 +56,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--runs-dir", type=Path, default=Path("runs/skills"), help="parent of run folders")
     parser.add_argument("--run-name", help="run folder name (one config only); default: SKILL-seedN-TIME")
     parser.add_argument("--resume", type=Path, help="continue the run in this folder from its checkpoint")
-    parser.add_argument("--backend", help="env backend: mujoco, gymnasium, robosuite, isaacgym")
+    parser.add_argument("--backend", help="env backend: mujoco, mjx, gymnasium, robosuite, isaacgym")
     parser.add_argument("--seed", type=int)
     parser.add_argument("--env-steps", type=int, help="total env transitions")
     parser.add_argument("--time-budget-s", type=float, help="stop after this much wall-clock time")

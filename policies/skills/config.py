@@ -66,7 +66,7 @@ class TrainConfig:
     """sac (off-policy, HER; the sample-efficient choice on CPU) or ppo (on-policy, for massively parallel
     backends). SAC reads the sac block and the replay fields; PPO reads the ppo block."""
     backend: str = "mujoco"
-    """Env backend: mujoco, gymnasium, robosuite or isaacgym."""
+    """Env backend: mujoco, mjx, gymnasium, robosuite or isaacgym."""
     seed: int = 0
     num_envs: int = 8
     """Parallel envs stepped as one batch."""

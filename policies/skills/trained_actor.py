@@ -7,16 +7,20 @@ so that export and evaluation take either.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import torch
 from torch import nn
 
 from policies.skills.checkpoint import CheckpointError, PolicyInfo, actor_from_entries, read_checkpoint
+
+if TYPE_CHECKING:
+    from policies.skills.config import TrainConfig
 
 PPO_ENTRIES = ("train_config", "policy_info")
 """What a PPO run saves among rsl-rl's `infos`, beside the weights, to be rebuilt without its run folder."""
@@ -77,7 +81,7 @@ def ppo_actor_from_entries(data: Mapping[str, Any], source: str) -> tuple[PpoAct
         info = PolicyInfo(**infos["policy_info"])
     except (TypeError, ValueError) as err:
         raise CheckpointError(f"{source}: inconsistent PPO checkpoint: {err}") from err
-    env = make_env(config, 1, config.seed)
+    env = make_env(_shape_twin(config), 1, config.seed)
     try:
         with contextlib.redirect_stdout(io.StringIO()):  # rsl-rl prints its model on construction
             runner = OnPolicyRunner(RslRlGoalEnv(env, config.ppo.reward), config.ppo.rsl_rl_train_cfg(), None)
@@ -88,6 +92,16 @@ def ppo_actor_from_entries(data: Mapping[str, Any], source: str) -> tuple[PpoAct
         env.close()
     obs_dim = sum(size for _, size in info.obs_layout)
     return PpoActor(runner.get_inference_policy("cpu"), obs_dim).eval(), info
+
+
+SHAPE_TWINS = {"mjx": "mujoco", "isaacgym": "mujoco"}
+"""Backends whose envs have the `mujoco` backend's skills and layouts: rebuilding an actor needs only the
+shapes, so one CPU env of the twin stands in (no JAX compile, no GPU simulator to start)."""
+
+
+def _shape_twin(config: TrainConfig) -> TrainConfig:
+    twin = SHAPE_TWINS.get(config.backend)
+    return config if twin is None else dataclasses.replace(config, backend=twin, env_options={})
 
 
 def is_ppo_checkpoint(data: Any) -> bool:

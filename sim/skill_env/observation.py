@@ -49,7 +49,7 @@ both pick and place: their grounded goals are both object-centre points."""
 
 _CUBE_ROTATIONS = Rotation.create_group("O").as_quat(scalar_first=True)
 """The 24 rotations that map a cube onto itself (w x y z)."""
-_CUBE_CONJUGATES = _CUBE_ROTATIONS * np.array([1.0, -1.0, -1.0, -1.0])
+CUBE_CONJUGATES = _CUBE_ROTATIONS * np.array([1.0, -1.0, -1.0, -1.0])
 
 
 def _right_product_matrices(quaternions: np.ndarray) -> np.ndarray:
@@ -59,8 +59,8 @@ def _right_product_matrices(quaternions: np.ndarray) -> np.ndarray:
     return np.stack([np.stack(row, axis=-1) for row in rows], axis=1)
 
 
-_CUBE_RIGHT_PRODUCTS = _right_product_matrices(_CUBE_ROTATIONS)
-"""q * s = _CUBE_RIGHT_PRODUCTS[k] @ q for the k-th rotation s: one matrix product per observation, where
+CUBE_RIGHT_PRODUCTS = _right_product_matrices(_CUBE_ROTATIONS)
+"""q * s = CUBE_RIGHT_PRODUCTS[k] @ q for the k-th rotation s: one matrix product per observation, where
 scipy's Rotation product costs 3.5x as much on every env step (and a product written out per component 5x)."""
 
 
@@ -79,8 +79,8 @@ def canonical_cube_quaternion(quaternion: np.ndarray) -> np.ndarray:
     policies' episodes show them; its raw quaternion would be an input they never met (in the stack the
     learned pick and reach failed at 8 of 9 such blocks)."""
     q = np.asarray(quaternion, dtype=np.float64)
-    nearest = np.argmax(np.abs(q @ _CUBE_CONJUGATES.T), axis=-1)  # the largest |w| of q * s: the least angle
-    return (_CUBE_RIGHT_PRODUCTS[nearest] @ q[..., None])[..., 0]
+    nearest = np.argmax(np.abs(q @ CUBE_CONJUGATES.T), axis=-1)  # the largest |w| of q * s: the least angle
+    return (CUBE_RIGHT_PRODUCTS[nearest] @ q[..., None])[..., 0]
 
 
 def observation_vector(

@@ -37,6 +37,12 @@ BACKENDS: Mapping[str, Backend] = {
             "the MuJoCo tabletop of sim.tabletop, many worlds stepped on threads (default)",
         ),
         Backend(
+            "mjx",
+            "sim.skill_env.mjx_backend:make_mjx_env",
+            ("reach", "push", "pick_and_place"),
+            "the tabletop skills as one batched MuJoCo XLA (JAX) simulation, GPU or CPU; one block per env",
+        ),
+        Backend(
             "gymnasium",
             "sim.skill_env.gymnasium_backend:make_fetch_env",
             ("reach", "push", "pick_and_place"),
