@@ -62,7 +62,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--time-budget-s", type=float, help="stop after this much wall-clock time")
     parser.add_argument("--num-envs", type=int)
     parser.add_argument("--eval-episodes", type=int)
-    parser.add_argument("--device", help="where SAC trains: cpu or cuda (a GPU box); envs stay on the CPU")
+    parser.add_argument(
+        "--device", help="where the networks train: cpu or cuda (a GPU box); SAC's envs stay on the CPU"
+    )
     parser.add_argument(
         "--randomize",
         action=argparse.BooleanOptionalAction,

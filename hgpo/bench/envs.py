@@ -2,6 +2,9 @@
 
 Random actions, auto-resets included (they are part of every training run), randomization as asked.
 One env step is one control step of one environment (25 Hz, 20 physics steps on the tabletop).
+`--expert` adds the physics check beside each speed figure: one episode per env played by the scripted
+expert (computed on the host from each env's true scene, so slow beyond a few thousand envs), whose success
+rate falls when resting blocks drift or grasps slip.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ class BenchEnvsConfig:
     threads: tuple[int, ...] = (0,)  # 0: one per available core (the env's default)
     seconds: float = 5.0  # measured wall time per configuration, after a warm-up step
     randomize: bool = False  # the shipped randomization.yaml
+    expert: bool = False  # the physics check: one expert episode per env after the speed measurement
     json: Path = Path("runs/bench/envs.json")
 
 
@@ -47,6 +51,7 @@ def measure(config: BenchEnvsConfig, skill: str, num_envs: int, threads: int) ->
             steps += num_envs
             resets += int(result.truncated.sum() + result.terminated.sum())
         used = getattr(env, "num_threads", 1)  # the mujoco backend says how many it used
+        check = expert_check(env) if config.expert else {}
     return {
         "skill": skill,
         "num_envs": num_envs,
@@ -56,6 +61,21 @@ def measure(config: BenchEnvsConfig, skill: str, num_envs: int, threads: int) ->
         "seconds": elapsed,
         "env_steps_per_s": steps / elapsed,
         "real_time_factor": steps * env.control_dt / elapsed,
+        **check,
+    }
+
+
+def expert_check(env: Any) -> dict[str, Any]:
+    """One episode per env from a fresh reset, actions by the scripted expert: its success rate."""
+    if not hasattr(env, "expert_actions"):
+        raise ValueError(f"the {env.backend} backend has no scripted expert to check its physics with")
+    env.reset(seed=1)
+    for _ in range(env.max_episode_steps):
+        result = env.step(env.expert_actions())
+    ended = result.truncated | result.terminated
+    return {
+        "expert_episodes": int(ended.sum()),
+        "expert_success": float(result.info["success"][ended].mean()),
     }
 
 
@@ -81,6 +101,11 @@ def _parse(argv: list[str]) -> BenchEnvsConfig:
         "--seconds", type=float, default=default.seconds, help="wall time per configuration (%(default)s)"
     )
     parser.add_argument("--randomize", action="store_true", help="use the shipped randomization.yaml")
+    parser.add_argument(
+        "--expert",
+        action="store_true",
+        help="physics check: then one episode per env by the scripted expert (its success rate is reported)",
+    )
     add_json_argument(parser, default.json)
     args = parser.parse_args(argv)
     known = BACKENDS[args.backend].skills
@@ -96,6 +121,7 @@ def _parse(argv: list[str]) -> BenchEnvsConfig:
         threads=tuple(args.threads),
         seconds=args.seconds,
         randomize=args.randomize,
+        expert=args.expert,
         json=args.json,
     )
 
@@ -108,11 +134,13 @@ def main(argv: list[str]) -> int:
         f"\n{config.backend} skill environments, random actions, "
         f"{'randomized' if config.randomize else 'nominal'}, {config.seconds:g} s per case"
     )
+    check = ["expert success"] if config.expert else []
     print(
         table(
-            ["skill", "num_envs", "threads", "env steps/s", "real-time factor"],
+            ["skill", "num_envs", "threads", "env steps/s", "real-time factor", *check],
             [
                 [r["skill"], r["num_envs"], r["threads"], round(r["env_steps_per_s"]), r["real_time_factor"]]
+                + ([f"{r['expert_success']:.2f} of {r['expert_episodes']}"] if config.expert else [])
                 for r in results
             ],
         )

@@ -100,8 +100,9 @@ class TrainConfig:
     torch_threads: int = 1
     """torch intra-op threads; small MLPs run fastest on one core."""
     device: str = "cpu"
-    """Where SAC's networks train: cpu, or cuda on a GPU box (many envs, big batches). Envs and replay
-    stay on the CPU either way. PPO runs on the CPU."""
+    """Where the networks train: cpu, or cuda on a GPU box (many envs, big batches). SAC's envs and replay
+    stay on the CPU; PPO's rollout storage and updates run on the device, the envs where their backend runs
+    (mjx: JAX's device)."""
     sac: SacConfig = field(default_factory=SacConfig)
     ppo: PpoConfig = field(default_factory=PpoConfig)
     demos: DemoConfig = field(default_factory=DemoConfig)
@@ -115,8 +116,6 @@ class TrainConfig:
             raise ValueError(f"updates_per_step must be >= 0, got {self.updates_per_step}")
         if self.device.split(":")[0] not in ("cpu", "cuda"):
             raise ValueError(f"device must be cpu or cuda[:N], got {self.device!r}")
-        if self.algorithm == "ppo" and self.device != "cpu":
-            raise ValueError(f"algorithm ppo trains on the CPU; got device {self.device!r}")
         if self.randomization and not self.randomize:
             raise ValueError("randomization knobs are given but randomize is false")
         training_randomization(self)  # unknown knobs and bad values fail at load, not at the first reset

@@ -32,7 +32,7 @@ from policies.skills.environments import make_env, policy_info
 from policies.skills.evaluation import EvalResult, evaluate
 from policies.skills.rsl_rl_env import RslRlGoalEnv
 from policies.skills.run_log import RunLog
-from policies.skills.runner import RunSummary
+from policies.skills.runner import RunSummary, require_device
 from policies.stop_request import never
 
 
@@ -43,10 +43,11 @@ class PpoRunner:
         self.config = config
         self.run_dir = Path(run_dir)
         self.progress = progress
+        require_device(config.device)
         torch.set_num_threads(config.torch_threads)
         torch.manual_seed(config.seed)
         self.env = RslRlGoalEnv(
-            make_env(config, config.num_envs, config.seed), config.ppo.reward, config.seed
+            make_env(config, config.num_envs, config.seed), config.ppo.reward, config.seed, config.device
         )
         self.eval_env = make_env(
             config, min(config.num_envs, config.eval_episodes), config.seed + 1_000_003, evaluation=True
@@ -54,7 +55,9 @@ class PpoRunner:
         self.rsl_dir = self.run_dir / "rsl_rl"
         self.rsl_dir.mkdir(parents=True, exist_ok=True)
         with self._console():
-            self.runner = OnPolicyRunner(self.env, config.ppo.rsl_rl_train_cfg(), str(self.rsl_dir), "cpu")
+            self.runner = OnPolicyRunner(
+                self.env, config.ppo.rsl_rl_train_cfg(), str(self.rsl_dir), config.device
+            )
         self.steps_per_iteration = config.num_envs * config.ppo.num_steps_per_env
         self.iterations = 0
         self.train_time_s = 0.0
@@ -71,9 +74,10 @@ class PpoRunner:
         batch = TensorDict(
             {"observation": torch.from_numpy(obs), "desired_goal": torch.from_numpy(goal)},
             batch_size=[obs.shape[0]],
+            device=self.config.device,
         )
         with torch.inference_mode():
-            return actor(batch).clamp(-1.0, 1.0).numpy()
+            return actor(batch).clamp(-1.0, 1.0).cpu().numpy()
 
     def evaluate_now(self) -> EvalResult:
         return evaluate(self.eval_env, self.policy, self.config.eval_episodes)

@@ -30,9 +30,14 @@ class EpisodeRecord:
 
 
 class RslRlGoalEnv(VecEnv):
-    """Adapts a `GoalVecEnv` (numpy, auto-reset, time limits inside) to rsl-rl-lib 5.x's `VecEnv`."""
+    """Adapts a `GoalVecEnv` (numpy, auto-reset, time limits inside) to rsl-rl-lib 5.x's `VecEnv`.
 
-    def __init__(self, env: GoalVecEnv, reward: str = "dense", seed: int | None = None) -> None:
+    `device`: where rsl-rl's tensors live (cuda on a GPU box): each step's few numbers per env cross over.
+    """
+
+    def __init__(
+        self, env: GoalVecEnv, reward: str = "dense", seed: int | None = None, device: str = "cpu"
+    ) -> None:
         if reward not in REWARDS:
             raise ValueError(f"unknown reward {reward!r}; known: {', '.join(REWARDS)}")
         self.env = env
@@ -40,9 +45,9 @@ class RslRlGoalEnv(VecEnv):
         self.num_envs = env.num_envs
         self.num_actions = env.action_dim
         self.max_episode_length = env.max_episode_steps
-        self.device = "cpu"
+        self.device = device
         self.cfg = {"backend": env.backend, "skill": env.skill, "reward": reward}
-        self.episode_length_buf = torch.zeros(env.num_envs, dtype=torch.long)
+        self.episode_length_buf = torch.zeros(env.num_envs, dtype=torch.long, device=device)
         self._returns = np.zeros(env.num_envs)
         self._episodes = EpisodeRecord([], [], [])
         self._observation = env.reset(seed=seed)
@@ -71,11 +76,12 @@ class RslRlGoalEnv(VecEnv):
                 "/episode/final_distance": torch.as_tensor(distance[ended], dtype=torch.float32),
             }
             self._returns[ended] = 0.0
-            self.episode_length_buf[torch.from_numpy(ended)] = 0
+            self.episode_length_buf[torch.from_numpy(ended).to(self.device)] = 0
         self._observation = observation
-        extras = {"time_outs": torch.from_numpy(truncated & ~terminated), "log": log}
-        rewards = torch.as_tensor(reward, dtype=torch.float32)
-        return self._as_tensordict(observation), rewards, torch.from_numpy(done).long(), extras
+        extras = {"time_outs": torch.from_numpy(truncated & ~terminated).to(self.device), "log": log}
+        rewards = torch.as_tensor(reward, dtype=torch.float32, device=self.device)
+        dones = torch.from_numpy(done).long().to(self.device)
+        return self._as_tensordict(observation), rewards, dones, extras
 
     def pop_episodes(self) -> EpisodeRecord:
         """The episodes that ended since the last call, and forget them."""
@@ -86,4 +92,5 @@ class RslRlGoalEnv(VecEnv):
         return TensorDict(
             {key: torch.from_numpy(np.asarray(observation[key], np.float32)) for key in OBSERVATION_KEYS},
             batch_size=[self.num_envs],
+            device=self.device,
         )

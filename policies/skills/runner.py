@@ -105,6 +105,15 @@ def make_replay(
     )
 
 
+def require_device(device: str) -> None:
+    """Stop before anything is written when the run asks for a GPU this torch cannot see."""
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise ValueError(
+            f"device {device!r}, but this torch {torch.__version__} sees no CUDA GPU "
+            "(the pinned wheel is the CPU build); train with --device cpu or on a GPU box"
+        )
+
+
 class OffPolicyRunner:
     """Owns the envs, the agent and the replay buffers of one SAC+HER run."""
 
@@ -112,11 +121,7 @@ class OffPolicyRunner:
         self.config = config
         self.run_dir = Path(run_dir)
         self.progress = progress
-        if config.device.startswith("cuda") and not torch.cuda.is_available():
-            raise ValueError(
-                f"device {config.device!r}, but this torch {torch.__version__} sees no CUDA GPU "
-                "(the pinned wheel is the CPU build); train with --device cpu or on a GPU box"
-            )
+        require_device(config.device)
         torch.set_num_threads(config.torch_threads)
         torch.manual_seed(config.seed)
         self.env = make_env(config, config.num_envs, config.seed)

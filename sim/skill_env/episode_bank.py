@@ -24,8 +24,8 @@ from sim.tabletop.model import ARM_JOINTS, EE_SITE, FINGER_JOINTS, HOME_QPOS, MA
 from sim.tabletop.state import SceneState
 from sim.tabletop.world import WorldConfig
 
-PROGRESS_ABOVE = 2048
-"""Banks larger than this show a progress bar while they are drawn."""
+PROGRESS_ABOVE = 8192
+"""Banks larger than this (about 2 s to draw) show a progress bar while they are drawn."""
 
 
 @dataclass(frozen=True)

@@ -11,12 +11,13 @@ import pytest
 import torch
 
 from policies.skills.checkpoint import CheckpointError, load_actor
-from policies.skills.config import config_from_dict, load_config, with_overrides
+from policies.skills.config import CONFIG_DIR, config_from_dict, load_config, with_overrides
 from policies.skills.environments import make_env
 from policies.skills.evaluation import evaluate
+from policies.skills.ppo_runner import PpoRunner
 from policies.skills.runner import OffPolicyRunner
 from policies.skills.training_checkpoint import load_training_checkpoint
-from sim.skill_env import RandomizationConfig
+from sim.skill_env import BACKENDS, RandomizationConfig
 
 TINY = {
     "skill": "reach",
@@ -218,9 +219,15 @@ def test_a_device_without_cuda_is_refused_before_the_run_folder_is_written(
 ) -> None:
     with pytest.raises(ValueError, match="device must be cpu or cuda"):
         config_from_dict({**TINY, "device": "tpu"})
-    with pytest.raises(ValueError, match="ppo trains on the CPU"):
-        config_from_dict({**TINY, "algorithm": "ppo", "device": "cuda"})
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    with pytest.raises(ValueError, match="sees no CUDA GPU.*--device cpu"):
-        OffPolicyRunner(config_from_dict({**TINY, "device": "cuda"}), tmp_path / "run", progress=False)
-    assert not (tmp_path / "run").exists()
+    for runner, algorithm in ((OffPolicyRunner, "sac"), (PpoRunner, "ppo")):
+        config = config_from_dict({**TINY, "algorithm": algorithm, "device": "cuda"})
+        with pytest.raises(ValueError, match="sees no CUDA GPU.*--device cpu"):
+            runner(config, tmp_path / "run", progress=False)
+        assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("path", sorted(CONFIG_DIR.glob("*.yaml")), ids=lambda path: path.stem)
+def test_every_shipped_config_loads_and_names_a_registered_backend(path: Path) -> None:
+    config = load_config(path.stem)
+    assert config.skill in BACKENDS[config.backend].skills

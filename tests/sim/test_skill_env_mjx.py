@@ -79,7 +79,7 @@ def test_the_same_seed_gives_the_same_run(env: MjxSkillEnv) -> None:
     assert not np.array_equal(env.reset(seed=6)["observation"], runs[0][0])
 
 
-@pytest.mark.parametrize(("skill", "tolerance"), [("reach", 1e-4), ("pick_and_place", 2e-3)])
+@pytest.mark.parametrize(("skill", "tolerance"), [("reach", 1e-4), ("pick_and_place", 2e-3), ("push", 1e-2)])
 def test_the_same_actions_from_the_same_starts_move_as_on_the_mujoco_backend(
     env: MjxSkillEnv, skill: str, tolerance: float
 ) -> None:
