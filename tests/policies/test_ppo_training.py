@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 import torch
 
-from policies.skills.config import config_from_dict, load_config, with_overrides
+from policies.skills.config import TrainConfig, config_from_dict, load_config, with_overrides
 from policies.skills.environments import policy_info
 from policies.skills.export import PARITY_TOLERANCE, export_checkpoint
 from policies.skills.loaded_policy import load_policy
@@ -54,24 +55,25 @@ def test_the_adapter_gives_rsl_rl_groups_dense_rewards_and_time_outs() -> None:
         RslRlGoalEnv(env.env, "shaped")
 
 
+def _reach_ppo(**fields: Any) -> TrainConfig:
+    """A short PPO run on reach with reach_ppo.yaml's PPO settings, 4 evaluation episodes."""
+    shipped = load_config("reach_ppo")
+    ppo = {**shipped.ppo.__dict__, "hidden": list(shipped.ppo.hidden)}
+    return config_from_dict(
+        {"skill": "reach", "algorithm": "ppo", "seed": 0, "eval_episodes": 4, "ppo": ppo, **fields}
+    )
+
+
 def test_ppo_on_reach_brings_the_grip_closer_than_its_measured_start_and_resumes(tmp_path: Path) -> None:
     """~30 s: 16 tabletop reach envs, 11.5k env steps of rsl-rl PPO on the dense reward (reach_ppo.yaml's
     settings). The first rows measure the near-random initial policy's episodes; the end must be closer.
     Then the same folder with a larger budget continues from its checkpoint."""
-    shipped = load_config("reach_ppo")
-    config = config_from_dict(
-        {
-            "skill": "reach",
-            "algorithm": "ppo",
-            "backend": "mujoco",
-            "seed": 0,
-            "num_envs": 16,
-            "env_options": {"max_episode_steps": 50},
-            "env_steps": 11_520,
-            "eval_every": 1_920,
-            "eval_episodes": 4,
-            "ppo": {**shipped.ppo.__dict__, "hidden": list(shipped.ppo.hidden)},
-        }
+    config = _reach_ppo(
+        backend="mujoco",
+        num_envs=16,
+        env_options={"max_episode_steps": 50},
+        env_steps=11_520,
+        eval_every=1_920,
     )
     run_dir = tmp_path / "run"
     summary = PpoRunner(config, run_dir, progress=False).learn()
@@ -112,20 +114,8 @@ def test_ppo_trains_on_the_mjx_backend_and_exports(tmp_path: Path) -> None:
     CPU), the run folder, the checkpoint, and an ONNX file whose inputs are the mujoco backend's. The envs
     match tests/sim/test_skill_env_mjx.py's (4 envs, a bank of 16), so the compiled step is shared."""
     pytest.importorskip("mujoco.mjx")
-    shipped = load_config("reach_ppo")
-    config = config_from_dict(
-        {
-            "skill": "reach",
-            "algorithm": "ppo",
-            "backend": "mjx",
-            "seed": 0,
-            "num_envs": 4,
-            "env_options": {"episode_bank": 16},
-            "env_steps": 288,
-            "eval_every": 96,
-            "eval_episodes": 4,
-            "ppo": {**shipped.ppo.__dict__, "hidden": list(shipped.ppo.hidden)},
-        }
+    config = _reach_ppo(
+        backend="mjx", num_envs=4, env_options={"episode_bank": 16}, env_steps=288, eval_every=96
     )
     run_dir = tmp_path / "run"
     runner = PpoRunner(config, run_dir, progress=False)
