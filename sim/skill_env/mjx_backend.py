@@ -169,7 +169,7 @@ class MjxSkillEnv(GoalVecEnv):
         self._params = self._physics.params(self)
         self._seed = seed
         self._state = self._physics.placeholder(num_envs)
-        self._reset_pending = True
+        self._reset_pending = self._rekey = True
 
     def set_randomization(self, randomization: RandomizationConfig | None) -> None:
         """Change the randomization from the next episode of each env on (None: the nominal model)."""
@@ -188,11 +188,15 @@ class MjxSkillEnv(GoalVecEnv):
             self.bank = self._sample_bank(seed)
             self._params = self._physics.params(self)
         self._seed = seed
-        self._reset_pending = True
+        self._reset_pending = self._rekey = True
 
     def reset(self, seed: int | None = None) -> GoalObservation:
-        self.seed(self._seed if seed is None else seed)
-        self._state = self._physics.with_keys(self._state, self._seed)
+        """New episodes in every env; without a seed each env's random stream goes on (new episodes)."""
+        if seed is not None:
+            self.seed(seed)
+        if self._rekey:
+            self._state = self._physics.with_keys(self._state, self._seed)
+            self._rekey = False
         zeros = np.zeros((self.num_envs, self.action_dim), dtype=np.float32)
         observation, *_ = self._advance(zeros, reset_all=True)
         self._reset_pending = False

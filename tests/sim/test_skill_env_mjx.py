@@ -76,6 +76,7 @@ def test_the_same_seed_gives_the_same_run(env: MjxSkillEnv) -> None:
         observations += [env.step(np.full((NUM_ENVS, 4), 0.3)).observation["observation"] for _ in range(3)]
         runs.append(np.stack(observations))
     np.testing.assert_array_equal(runs[0], runs[1])
+    assert not np.array_equal(env.reset()["observation"], runs[0][0])  # no seed: the streams go on
     assert not np.array_equal(env.reset(seed=6)["observation"], runs[0][0])
 
 
