@@ -13,7 +13,7 @@ Differences from the `mujoco` backend, by design: one block, the table a plane, 
 mass change does not update MuJoCo's derived constants (`mj_setConst`'s inverse weights), which only scale
 the constraint solver's regularization. The parity tests bound what that changes.
 
-Device: JAX's default (`JAX_PLATFORMS=cpu` forces the CPU); compiling the step takes 40-60 s on a CPU.
+Device: JAX's default (`JAX_PLATFORMS=cpu` forces the CPU); compiling the step takes 40-85 s on a CPU.
 """
 
 from __future__ import annotations
@@ -109,7 +109,7 @@ class Params(NamedTuple):
     """What differs between envs of one compiled scene: the skill's rules, the randomization, the bank.
 
     An argument of the compiled step rather than a constant in it, so that every skill, randomization and
-    bank of one scene and batch size shares one compilation (40-60 s on a CPU).
+    bank of one scene and batch size shares one compilation (40-85 s on a CPU).
     """
 
     reach: Any

@@ -2,7 +2,7 @@
 succeed, randomization drawn on the device.
 
 Every env here has 4 envs and a bank of 16 starts, so the whole module (and the PPO smoke test) shares one
-compiled step: compiling it costs 40-70 s on a CPU, a step of 4 envs ~15 ms.
+compiled step: compiling it costs 40-85 s on a CPU, a step of 4 envs ~15 ms.
 """
 
 from __future__ import annotations
