@@ -13,19 +13,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import mujoco
 import numpy as np
 from tqdm import tqdm
 
 from sim.skill_env.tabletop_skills import Episode, TabletopSkill
-from sim.tabletop.ik import EndEffectorServo
 from sim.tabletop.layout import LayoutRanges
-from sim.tabletop.model import ARM_JOINTS, EE_SITE, FINGER_JOINTS, HOME_QPOS, MAX_GRIPPER_WIDTH
+from sim.tabletop.model import ARM_JOINTS
 from sim.tabletop.state import SceneState
-from sim.tabletop.world import WorldConfig
+from sim.tabletop.world import TabletopWorld
 
 PROGRESS_ABOVE = 8192
-"""Banks larger than this (about 2 s to draw) show a progress bar while they are drawn."""
+"""Banks larger than this (about 6 s to draw) show a progress bar while they are drawn."""
 
 
 @dataclass(frozen=True)
@@ -41,53 +39,16 @@ class EpisodeBank:
     objects: tuple[str, ...]
     """The tabletop block each row's episode was drawn for (the block the scene's one block stands for)."""
 
-    def __len__(self) -> int:
-        return len(self.objects)
-
-
-class ArmPlacer:
-    """Joint angles that put the grip point at a start point, solved by the tabletop servo's kinematics."""
-
-    def __init__(self, model: mujoco.MjModel, config: WorldConfig | None = None) -> None:
-        config = config or WorldConfig()
-        self._model = model
-        self._data = mujoco.MjData(model)
-        self._arm = np.array([model.joint(j).qposadr[0] for j in ARM_JOINTS])
-        self._fingers = np.array([model.joint(j).qposadr[0] for j in FINGER_JOINTS])
-        self._servo = EndEffectorServo(
-            model,
-            EE_SITE,
-            ARM_JOINTS,
-            np.array(HOME_QPOS),
-            config.workspace,
-            config.max_target_lead,
-            config.ik,
-        )
-        self._home()
-        self._rotation = self._data.site(EE_SITE).xmat.reshape(3, 3).copy()
-
-    def __call__(self, grip_start: np.ndarray) -> np.ndarray:
-        """(7,) arm joints; as `TabletopWorld.reset_layout` places the arm (home, fingers open, then IK)."""
-        self._home()
-        self._servo.place(self._data, np.asarray(grip_start, dtype=np.float64), self._rotation)
-        return self._data.qpos[self._arm].copy()
-
-    def _home(self) -> None:
-        model, data = self._model, self._data
-        mujoco.mj_resetData(model, data)
-        data.qpos[self._arm] = HOME_QPOS
-        data.qpos[self._fingers] = MAX_GRIPPER_WIDTH / 2
-        mujoco.mj_kinematics(model, data)
-        mujoco.mj_comPos(model, data)
-
 
 def bank_from_episodes(
-    episodes: Sequence[Episode], placer: ArmPlacer, description: str = "episode starts"
+    episodes: Sequence[Episode], world: TabletopWorld, description: str = "episode starts"
 ) -> EpisodeBank:
-    """The bank of these episodes, in order (the arm placement is what takes time: ~1 ms an episode)."""
+    """The bank of these episodes, in order: each arm start placed by `world.reset_layout`, as the `mujoco`
+    backend places it (that IK placement is what takes time, about 1 ms an episode)."""
     starts = tqdm(episodes, desc=description, disable=len(episodes) <= PROGRESS_ABOVE)
+    arm = [world.reset_layout(e.layout, e.grip_start).joint_positions[: len(ARM_JOINTS)] for e in starts]
     return EpisodeBank(
-        arm_qpos=np.array([placer(e.grip_start) for e in starts]).reshape(-1, len(ARM_JOINTS)),
+        arm_qpos=np.array(arm).reshape(-1, len(ARM_JOINTS)),
         block_pose=np.array([e.layout.blocks[e.obj] for e in episodes], dtype=np.float64).reshape(-1, 3),
         goal=np.array([e.goal for e in episodes], dtype=np.float64).reshape(-1, 3),
         objects=tuple(e.obj for e in episodes),
@@ -95,7 +56,7 @@ def bank_from_episodes(
 
 
 def sample_bank(
-    skill: TabletopSkill, size: int, seed: int, placer: ArmPlacer, ranges: LayoutRanges | None = None
+    skill: TabletopSkill, size: int, seed: int, world: TabletopWorld, ranges: LayoutRanges | None = None
 ) -> EpisodeBank:
     """`size` episodes of a skill from the `mujoco` backend's sampler, seeded."""
     if size < 1:
@@ -103,7 +64,7 @@ def sample_bank(
     rng = np.random.default_rng(seed)
     ranges = ranges or LayoutRanges()
     episodes = [skill.sample(rng, ranges) for _ in range(size)]
-    return bank_from_episodes(episodes, placer, f"{skill.name} episode starts")
+    return bank_from_episodes(episodes, world, f"{skill.name} episode starts")
 
 
 def bank_from_scenes(states: Sequence[SceneState], objects: Sequence[str], goals: np.ndarray) -> EpisodeBank:

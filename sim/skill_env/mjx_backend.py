@@ -27,7 +27,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from sim.skill_env.action import ACTION_LAYOUT
+from sim.skill_env.action import ACTION_LAYOUT, HOLD_ACTION, skill_action
 from sim.skill_env.contract import (
     OBSERVATION_KEYS,
     GoalObservation,
@@ -38,7 +38,7 @@ from sim.skill_env.contract import (
     config_from_options,
     step_info,
 )
-from sim.skill_env.episode_bank import ArmPlacer, EpisodeBank, sample_bank
+from sim.skill_env.episode_bank import EpisodeBank, sample_bank
 from sim.skill_env.observation import GOAL_LAYOUT, OBSERVATION_LAYOUT
 from sim.skill_env.randomization import RandomizationConfig
 from sim.skill_env.skill_scene import SKILL_BLOCK, skill_scene_model
@@ -47,7 +47,7 @@ from sim.tabletop.experts import EXPERTS, ExpertConfig
 from sim.tabletop.layout import LayoutRanges
 from sim.tabletop.model import ARM_JOINTS, FINGER_JOINTS, MAX_GRIPPER_WIDTH, TABLE_TOP_Z
 from sim.tabletop.state import ObjectState, SceneState
-from sim.tabletop.world import WorldConfig
+from sim.tabletop.world import TabletopWorld, WorldConfig
 
 INSTALL_HINT = (
     "the mjx skill-env backend needs JAX and MuJoCo XLA: `pip install mujoco-mjx==3.3.7 jax==0.6.2` (CPU; "
@@ -116,6 +116,8 @@ class Params(NamedTuple):
     """True: the achieved goal is the grip point; False: the block's centre."""
     gripper: Any
     """The skill's fixed gripper command, NaN where the policy commands it."""
+    hold: Any
+    """(4,) the hold action under the skill's rule: the action history at an episode's start."""
     threshold: Any
     max_steps: Any
     scale_ranges: Any
@@ -256,8 +258,8 @@ class MjxSkillEnv(GoalVecEnv):
 
     def _sample_bank(self, seed: int) -> EpisodeBank:
         self._bank_seed = seed
-        placer = self._physics.placer
-        return sample_bank(self._spec, self.config.episode_bank, seed, placer, self.config.layout)
+        world = self._physics.world
+        return sample_bank(self._spec, self.config.episode_bank, seed, world, self.config.layout)
 
     def _advance(self, actions: np.ndarray, reset_all: bool) -> tuple[Any, ...]:
         self._state, outputs = self._physics.step(self._state, actions, self._params, reset_all)
@@ -300,7 +302,7 @@ class _Physics:
 
         self._jax, self._jnp, self._mjx, self._control = jax, jnp, mjx, mjx_control
         model = skill_scene_model(world.physics_dt, solver_iterations)
-        self.placer = ArmPlacer(model, world)
+        self.world = TabletopWorld(world)  # places the arm of each banked start, as the mujoco backend does
         self.substeps = world.substeps
         self.servo = mjx_control.ServoConstants.from_model(model, world)
         data = mujoco.MjData(model)
@@ -341,6 +343,7 @@ class _Physics:
         return Params(
             reach=jnp.asarray(env.skill == "reach"),
             gripper=f32(self._control.fixed_gripper(env.skill)),
+            hold=f32(skill_action(env.skill, HOLD_ACTION)),
             threshold=f32(env.distance_threshold),
             max_steps=jnp.int32(env.max_episode_steps),
             scale_ranges=f32(scales),
@@ -507,7 +510,7 @@ class _Physics:
             rotation=data.site_xmat[servo.site].reshape(3, 3),
             goal=params.bank_goal[entry],
             entry=entry,
-            history=self._control.hold_history(params.gripper, HISTORY_LENGTH),
+            history=jnp.tile(params.hold, (HISTORY_LENGTH, 1)),
             latency=latency,
             scales=scales,
             observation_noise=params.observation_noise * noise_scale,

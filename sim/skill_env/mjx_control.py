@@ -17,7 +17,7 @@ import mujoco
 import numpy as np
 from mujoco import mjx
 
-from sim.skill_env.action import FIXED_GRIPPER, HOLD_ACTION
+from sim.skill_env.action import FIXED_GRIPPER
 from sim.skill_env.observation import CUBE_CONJUGATES, CUBE_RIGHT_PRODUCTS
 from sim.tabletop.model import ARM_JOINTS, EE_SITE, HOME_QPOS, MAX_GRIPPER_WIDTH
 from sim.tabletop.world import WorldConfig
@@ -77,7 +77,7 @@ def channel_action(
     """(history, the action the actuators get): noise, clip, the skill's fixed gripper, `latency` steps late.
 
     `gripper` is the skill's fixed gripper command, or NaN where the policy commands it (`FIXED_GRIPPER`);
-    `history` holds recent actions, newest first, and starts as `hold_history`.
+    `history` holds recent actions, newest first, and starts as the hold action under the skill's rule.
     """
     action = jnp.clip(action + noise_std * jax.random.normal(key, action.shape), -1.0, 1.0)
     action = action.at[3].set(jnp.where(jnp.isnan(gripper), action[3], gripper))
@@ -88,13 +88,6 @@ def channel_action(
 def fixed_gripper(skill: str) -> float:
     """The skill's fixed gripper command for `channel_action`: NaN where the policy commands it."""
     return FIXED_GRIPPER.get(skill, float("nan"))
-
-
-def hold_history(gripper: jax.Array, length: int) -> jax.Array:
-    """The action history at an episode's start: the hold action under the skill's rule, `length` times."""
-    hold = jnp.asarray(HOLD_ACTION, dtype=jnp.float32)
-    hold = hold.at[3].set(jnp.where(jnp.isnan(gripper), hold[3], gripper))
-    return jnp.tile(hold, (length, 1))
 
 
 def command(action: jax.Array, servo: ServoConstants) -> tuple[jax.Array, jax.Array]:
