@@ -5,6 +5,10 @@ Observations go out as a TensorDict with one group per contract key (`observatio
 order, as our ONNX contract's `obs` and `goal`). `extras["time_outs"]` marks episodes cut by the time
 limit, so PPO bootstraps through them. Episodes that end are recorded (training return, success, final
 distance) for the run's own metrics, and averaged into rsl-rl's console and TensorBoard log too.
+
+A backend that steps on the learner's device (`DeviceStepping`: the `mjx` backend on a GPU, with PPO on
+`cuda`) hands its arrays over by DLPack, in place: the batch never crosses host memory. Other backends
+step on numpy, and their arrays are read in place too (on the CPU) before moving to the learner's device.
 """
 
 from __future__ import annotations
@@ -17,7 +21,12 @@ from rsl_rl.env import VecEnv
 from tensordict import TensorDict
 
 from policies.skills.ppo_config import REWARDS
-from sim.skill_env.contract import OBSERVATION_KEYS, GoalObservation, GoalVecEnv, goal_distance
+from sim.skill_env.contract import (
+    OBSERVATION_KEYS,
+    DeviceStep,
+    DeviceStepping,
+    GoalVecEnv,
+)
 
 
 @dataclass
@@ -30,9 +39,9 @@ class EpisodeRecord:
 
 
 class RslRlGoalEnv(VecEnv):
-    """Adapts a `GoalVecEnv` (numpy, auto-reset, time limits inside) to rsl-rl-lib 5.x's `VecEnv`.
+    """Adapts a `GoalVecEnv` (auto-reset, time limits inside) to rsl-rl-lib 5.x's `VecEnv`.
 
-    `device`: where rsl-rl's tensors live (cuda on a GPU box): each step's few numbers per env cross over.
+    `device`: where rsl-rl's tensors live (cuda on a GPU box).
     """
 
     def __init__(
@@ -46,51 +55,62 @@ class RslRlGoalEnv(VecEnv):
         self.num_actions = env.action_dim
         self.max_episode_length = env.max_episode_steps
         self.device = device
+        self.on_device = isinstance(env, DeviceStepping) and env.dlpack_device == torch.device(device).type
+        """Whether steps hand over by DLPack on the device (no host copies)."""
         self.cfg = {"backend": env.backend, "skill": env.skill, "reward": reward}
         self.episode_length_buf = torch.zeros(env.num_envs, dtype=torch.long, device=device)
-        self._returns = np.zeros(env.num_envs)
+        self._returns = torch.zeros(env.num_envs, device=device)
         self._episodes = EpisodeRecord([], [], [])
-        self._observation = env.reset(seed=seed)
+        self._observation = self._as_tensordict(env.reset(seed=seed))
 
     def get_observations(self) -> TensorDict:
-        return self._as_tensordict(self._observation)
+        return self._observation
 
     def step(self, actions: torch.Tensor) -> tuple[TensorDict, torch.Tensor, torch.Tensor, dict]:
         """One env step; actions outside [-1, 1] are clipped here (a Gaussian policy's samples often are)."""
-        clipped = actions.detach().cpu().numpy().clip(-1.0, 1.0)
-        observation, sparse, terminated, truncated, info = self.env.step(clipped)
-        final = info["final_observation"]
-        distance = goal_distance(final["achieved_goal"], final["desired_goal"])
-        reward = -distance if self.reward == "dense" else sparse
+        result = self._env_step(actions.detach().clamp(-1.0, 1.0).contiguous())
+        final = result.final_observation
+        distance = torch.linalg.vector_norm(
+            self._tensor(final["achieved_goal"]) - self._tensor(final["desired_goal"]), dim=-1
+        )
+        reward = -distance if self.reward == "dense" else self._tensor(result.reward).float()
+        terminated = self._tensor(result.terminated).bool()
+        truncated = self._tensor(result.truncated).bool()
         done = terminated | truncated
         self._returns += reward
         self.episode_length_buf += 1
-        ended = np.flatnonzero(done)
         log: dict[str, torch.Tensor] = {}
-        if ended.size:
-            self._episodes.returns += self._returns[ended].tolist()
-            self._episodes.successes += info["success"][ended].astype(float).tolist()
-            self._episodes.final_distances += distance[ended].tolist()
-            log = {
-                "/episode/success": torch.as_tensor(info["success"][ended], dtype=torch.float32),
-                "/episode/final_distance": torch.as_tensor(distance[ended], dtype=torch.float32),
-            }
-            self._returns[ended] = 0.0
-            self.episode_length_buf[torch.from_numpy(ended).to(self.device)] = 0
-        self._observation = observation
-        extras = {"time_outs": torch.from_numpy(truncated & ~terminated).to(self.device), "log": log}
-        rewards = torch.as_tensor(reward, dtype=torch.float32, device=self.device)
-        dones = torch.from_numpy(done).long().to(self.device)
-        return self._as_tensordict(observation), rewards, dones, extras
+        if done.any():
+            success = self._tensor(result.success).float()[done]
+            self._episodes.returns += self._returns[done].tolist()
+            self._episodes.successes += success.tolist()
+            self._episodes.final_distances += distance[done].tolist()
+            log = {"/episode/success": success, "/episode/final_distance": distance[done]}
+            self._returns[done] = 0.0
+            self.episode_length_buf[done] = 0
+        self._observation = self._as_tensordict(result.observation)
+        extras = {"time_outs": truncated & ~terminated, "log": log}
+        return self._observation, reward.float(), done.long(), extras
 
     def pop_episodes(self) -> EpisodeRecord:
         """The episodes that ended since the last call, and forget them."""
         episodes, self._episodes = self._episodes, EpisodeRecord([], [], [])
         return episodes
 
-    def _as_tensordict(self, observation: GoalObservation) -> TensorDict:
+    def _env_step(self, actions: torch.Tensor) -> DeviceStep:
+        if self.on_device:
+            return self.env.step_on_device(actions)  # type: ignore[attr-defined]
+        return DeviceStep.from_host(self.env.step(actions.cpu().numpy()))
+
+    def _tensor(self, array: object) -> torch.Tensor:
+        """An env array as a tensor on the learner's device, read in place where it already lives there."""
+        if isinstance(array, np.ndarray):
+            return torch.as_tensor(array, device=self.device)
+        return torch.from_dlpack(array).to(self.device)  # type: ignore[arg-type]
+
+    def _as_tensordict(self, observation: object) -> TensorDict:
         return TensorDict(
-            {key: torch.from_numpy(np.asarray(observation[key], np.float32)) for key in OBSERVATION_KEYS},
+            {key: self._tensor(observation[key]).float() for key in OBSERVATION_KEYS},  # type: ignore[index]
             batch_size=[self.num_envs],
             device=self.device,
         )

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Collection, Mapping
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, NamedTuple, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
@@ -59,6 +59,48 @@ class StepResult(NamedTuple):
     truncated: np.ndarray
     """(num_envs,) bool."""
     info: dict[str, Any]
+
+
+class DeviceStep(NamedTuple):
+    """A step's results left on the device that computed them, each array a DLPack exporter (`__dlpack__`),
+    so a learner on the same device reads them in place (`torch.from_dlpack`) instead of through host memory.
+    The same batch semantics as `StepResult`; of `info` only what a learner needs."""
+
+    observation: Mapping[str, Any]
+    final_observation: Mapping[str, Any]
+    reward: Any
+    terminated: Any
+    truncated: Any
+    success: Any
+
+    @classmethod
+    def from_host(cls, result: StepResult) -> DeviceStep:
+        """A host backend's step in the same shape (numpy arrays export DLPack too)."""
+        info = result.info
+        return cls(
+            result.observation,
+            info["final_observation"],
+            result.reward,
+            result.terminated,
+            result.truncated,
+            info["success"],
+        )
+
+
+@runtime_checkable
+class DeviceStepping(Protocol):
+    """A backend that can also step without leaving its device (the `mjx` backend on a GPU).
+
+    `dlpack_device` is the device its arrays live on, in torch's words (`cpu`, `cuda`): a learner uses
+    `step_on_device` only where its own tensors live there too."""
+
+    @property
+    def dlpack_device(self) -> str: ...
+
+    def step_on_device(self, actions: Any) -> DeviceStep:
+        """`step` with actions from any DLPack exporter on `dlpack_device` (shape (num_envs, action_dim)),
+        invalid entries applied as `step` applies them."""
+        ...
 
 
 def goal_distance(achieved: np.ndarray, desired: np.ndarray) -> np.ndarray:

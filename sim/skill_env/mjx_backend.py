@@ -22,6 +22,7 @@ import contextlib
 import dataclasses
 import functools
 import io
+import os
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -30,6 +31,7 @@ import numpy as np
 from sim.skill_env.action import ACTION_LAYOUT, HOLD_ACTION, skill_action
 from sim.skill_env.contract import (
     OBSERVATION_KEYS,
+    DeviceStep,
     GoalObservation,
     GoalVecEnv,
     StepResult,
@@ -56,6 +58,8 @@ INSTALL_HINT = (
 
 
 def _import_mjx() -> Any:
+    # JAX would take 75% of a GPU's memory at its first array, starving the learner (torch) beside it.
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
     try:
         # mjx's optional Warp module prints a failed import of `warp` at import time: not our concern.
         with contextlib.redirect_stdout(io.StringIO()):
@@ -223,6 +227,34 @@ class MjxSkillEnv(GoalVecEnv):
         )
         return StepResult(observation, reward, terminated, done, info)
 
+    @property
+    def dlpack_device(self) -> str:
+        """Where the env's arrays live, in torch's words: `cuda` for JAX on a GPU, else `cpu`."""
+        return "cuda" if self._physics.platform == "gpu" else "cpu"
+
+    def step_on_device(self, actions: Any) -> DeviceStep:
+        """`step` without the host: actions read in place from any DLPack exporter on JAX's device (a torch
+        tensor), results returned as JAX arrays that `torch.from_dlpack` reads in place. Invalid entries are
+        applied as `step` applies them (0 where not finite, clipped), without the per-env flag."""
+        if self._reset_pending:
+            raise RuntimeError("reset the mjx env before stepping it (or after reseeding)")
+        if tuple(actions.shape) != (self.num_envs, self.action_dim):
+            raise ValueError(
+                f"actions must have shape ({self.num_envs}, {self.action_dim}), got {tuple(actions.shape)}"
+            )
+        self._state, outputs = self._physics.step_on_device(
+            self._state, self._physics.clean_actions(actions), self._params, False
+        )
+        observation, final, reward, success, done, _, _ = outputs
+        return DeviceStep(
+            dict(zip(OBSERVATION_KEYS, observation, strict=True)),
+            dict(zip(OBSERVATION_KEYS, final, strict=True)),
+            reward,
+            self._physics.zeros_like(done),
+            done,
+            success,
+        )
+
     def expert_actions(self) -> np.ndarray:
         """The scripted expert's actions (num_envs, 4) from the true scene: a reference and a demonstrator."""
         expert = ExpertConfig()
@@ -322,6 +354,11 @@ class _Physics:
         self.damped_dofs = np.array([model.joint(j).dofadr[0] for j in ARM_JOINTS + FINGER_JOINTS])
         self.gripper = int(model.actuator("gripper").id)
         self._step = jax.jit(jax.vmap(self._env_step, in_axes=(0, 0, None, None)))
+        self._clean = jax.jit(
+            lambda a: jnp.clip(jnp.where(jnp.isfinite(a), a, 0.0), -1.0, 1.0).astype(jnp.float32)
+        )
+        self.zeros_like = jax.jit(jnp.zeros_like)
+        self.platform = jax.devices()[0].platform
 
     def params(self, env: MjxSkillEnv) -> Params:
         """An env's skill, randomization and bank as the step's argument."""
@@ -390,9 +427,19 @@ class _Physics:
         self, state: EnvState, actions: np.ndarray, params: Params, reset_all: bool
     ) -> tuple[EnvState, tuple[Any, ...]]:
         """One control step of the batch on the device; the outputs come back as numpy arrays."""
-        with np.errstate(over="ignore"):  # tracing mjx.step casts float64 limits to float32 infinities
-            new_state, outputs = self._step(state, self._jnp.asarray(actions), params, reset_all)
+        new_state, outputs = self.step_on_device(state, self._jnp.asarray(actions), params, reset_all)
         return new_state, self._jax.device_get(outputs)
+
+    def step_on_device(
+        self, state: EnvState, actions: Any, params: Params, reset_all: bool
+    ) -> tuple[EnvState, tuple[Any, ...]]:
+        """One control step of the batch; the outputs stay on the device as JAX arrays."""
+        with np.errstate(over="ignore"):  # tracing mjx.step casts float64 limits to float32 infinities
+            return self._step(state, actions, params, reset_all)
+
+    def clean_actions(self, actions: Any) -> Any:
+        """A DLPack exporter's actions as a float32 JAX array on the device, 0 where not finite, clipped."""
+        return self._clean(self._jax.dlpack.from_dlpack(actions))
 
     def scene_states(self, state: EnvState, objects: list[str]) -> list[SceneState]:
         from scipy.spatial.transform import Rotation  # type: ignore[import-untyped]

@@ -23,6 +23,7 @@ from sim.skill_env import make_skill_env
 def test_the_adapter_gives_rsl_rl_groups_dense_rewards_and_time_outs() -> None:
     env = RslRlGoalEnv(make_skill_env("mujoco", "reach", 2, seed=0, max_episode_steps=3), "dense", seed=0)
     assert (env.num_envs, env.num_actions, env.max_episode_length) == (2, 4, 3)
+    assert not env.on_device  # numpy steps, read in place and moved to the learner's device
     obs = env.get_observations()
     assert obs.batch_size == torch.Size([2])
     assert {key: tuple(obs[key].shape) for key in obs.keys()} == {  # noqa: SIM118 (iterating a TensorDict walks its batch)
@@ -119,6 +120,7 @@ def test_ppo_trains_on_the_mjx_backend_and_exports(tmp_path: Path) -> None:
     )
     run_dir = tmp_path / "run"
     runner = PpoRunner(config, run_dir, progress=False)
+    assert runner.env.on_device  # JAX and torch both on the CPU: the steps hand over by DLPack
     summary = runner.learn()
     rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
     assert summary.env_steps == 288 and summary.backend == "mjx"

@@ -142,3 +142,30 @@ def test_randomization_is_drawn_per_env_on_the_device(env: MjxSkillEnv) -> None:
     assert np.all(nominal["object_mass_scale"] == 1) and np.all(nominal["action_latency_steps"] == 0)
     with pytest.raises(ValueError, match="at most 3 control steps"):
         env.set_randomization(RandomizationConfig(action_latency_steps=(0, 5)))
+
+
+def test_a_step_on_the_device_hands_over_in_place_and_equals_the_host_step(env: MjxSkillEnv) -> None:
+    """`step_on_device` reads a torch tensor's actions and returns JAX arrays that torch reads without a
+    copy (the GPU learner's path), and it is the same step as `step`, invalid actions included."""
+    torch = pytest.importorskip("torch")
+    env.set_randomization(RandomizationConfig.load(DEFAULT_RANDOMIZATION_FILE))
+    actions = torch.tensor([[0.2, -0.1, 0.5, -1.0]]).repeat(NUM_ENVS, 1)
+    actions[1, 0], actions[2, 1] = float("nan"), 3.0
+    env.reset(seed=4)
+    on_device = [env.step_on_device(actions) for _ in range(3)]
+    env.reset(seed=4)
+    on_host = [env.step(actions.numpy()) for _ in range(3)]
+    for device, host in zip(on_device, on_host, strict=True):
+        for key, value in device.observation.items():
+            tensor = torch.from_dlpack(value)
+            assert tensor.data_ptr() == value.unsafe_buffer_pointer()  # torch reads JAX's buffer in place
+            np.testing.assert_array_equal(tensor.numpy(), host.observation[key])
+            np.testing.assert_array_equal(
+                np.asarray(device.final_observation[key]), host.info["final_observation"][key]
+            )
+        np.testing.assert_array_equal(np.asarray(device.reward), host.reward)
+        np.testing.assert_array_equal(np.asarray(device.success), host.info["success"])
+        assert not np.asarray(device.terminated).any() and not np.asarray(device.truncated).any()
+    assert env.dlpack_device == "cpu"
+    with pytest.raises(ValueError, match=r"shape \(4, 4\)"):
+        env.step_on_device(torch.zeros(2, 4))
