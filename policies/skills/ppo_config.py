@@ -41,6 +41,15 @@ class PpoConfig:
     max_grad_norm: float = 1.0
     schedule: str = "adaptive"
     desired_kl: float = 0.01
+    init_policy: str = ""
+    """A trained policy of the same layouts (an ONNX file or a checkpoint, e.g. the shipped DAgger clone) that
+    the actor learns to act as before PPO starts (`ppo_distill`); empty: PPO from scratch."""
+    distill_rounds: int = 4
+    """Rounds of DAgger distillation: the teacher plays the first, the student every later one."""
+    distill_steps: int = 100
+    """Env steps per env in each round (every state labelled by the teacher)."""
+    distill_updates: int = 500
+    """Minibatch regression steps after each round, over every label so far."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "hidden", tuple(int(w) for w in self.hidden))
@@ -48,6 +57,10 @@ class PpoConfig:
             raise ValueError(f"ppo.reward must be one of {', '.join(REWARDS)}, got {self.reward!r}")
         if self.num_steps_per_env < 1 or self.num_mini_batches < 1 or self.num_learning_epochs < 1:
             raise ValueError("ppo.num_steps_per_env, num_mini_batches and num_learning_epochs must be >= 1")
+        if self.init_policy and min(self.distill_rounds, self.distill_steps, self.distill_updates) < 1:
+            raise ValueError(
+                "ppo.distill_rounds, distill_steps and distill_updates must be >= 1 with init_policy"
+            )
 
     def rsl_rl_train_cfg(self) -> dict[str, Any]:
         """The `train_cfg` dict of rsl_rl's OnPolicyRunner (5.x layout: actor, critic, algorithm)."""

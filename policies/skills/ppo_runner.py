@@ -29,7 +29,8 @@ from tqdm import tqdm
 
 from policies.skills.config import TrainConfig, config_to_dict, save_config
 from policies.skills.environments import make_env, policy_info
-from policies.skills.evaluation import EvalResult, evaluate
+from policies.skills.evaluation import EvalResult, Policy, evaluate
+from policies.skills.ppo_distill import distill, load_teacher
 from policies.skills.rsl_rl_env import RslRlGoalEnv
 from policies.skills.run_log import RunLog
 from policies.skills.runner import RunSummary, require_device
@@ -51,6 +52,9 @@ class PpoRunner:
         )
         self.eval_env = make_env(
             config, min(config.num_envs, config.eval_episodes), config.seed + 1_000_003, evaluation=True
+        )
+        self.teacher = (
+            load_teacher(Path(config.ppo.init_policy), self.env) if config.ppo.init_policy else None
         )
         self.rsl_dir = self.run_dir / "rsl_rl"
         self.rsl_dir.mkdir(parents=True, exist_ok=True)
@@ -93,6 +97,8 @@ class PpoRunner:
             log.truncate(self.env_steps)
         save_config(config, self.run_dir)
         if not resumed:
+            if self.teacher is not None:
+                self._distill(log, self.teacher)
             self._evaluate(log)
         total = math.ceil(config.env_steps / self.steps_per_iteration)
         chunk = max(1, config.eval_every // self.steps_per_iteration)
@@ -126,6 +132,32 @@ class PpoRunner:
         self._save(checkpoint, log)
         log.close()
         return RunSummary.of(self, start_wall, stop())
+
+    def _distill(self, log: RunLog, teacher: Policy) -> None:
+        """The actor learns to act as `ppo.init_policy` first, on the training budget's clock; each round's
+        figures go in the metrics."""
+        ppo = self.config.ppo
+        tick = time.perf_counter()
+        rounds = distill(
+            self.env,
+            self.runner.alg.actor,
+            teacher,
+            ppo.distill_rounds,
+            ppo.distill_steps,
+            ppo.distill_updates,
+            progress=self.progress,
+        )
+        for index, round_ in enumerate(rounds):
+            log.log(
+                0,
+                {
+                    "distill/round": index,
+                    "distill/success_rate": round_.success_rate,
+                    "distill/loss": round_.loss,
+                    "distill/labels": round_.labels,
+                },
+            )
+        self.train_time_s += time.perf_counter() - tick
 
     def _evaluate(self, log: RunLog) -> dict[str, float]:
         result = self.evaluate_now()

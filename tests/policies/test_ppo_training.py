@@ -129,3 +129,34 @@ def test_ppo_trains_on_the_mjx_backend_and_exports(tmp_path: Path) -> None:
     _exports_and_evaluates_like_the_runner(run_dir, runner)
     mujoco_env = make_skill_env("mujoco", "reach", 1, seed=0)
     assert policy_info(mujoco_env, "").obs_layout == policy_info(runner.eval_env, "").obs_layout
+
+
+def test_ppo_starts_from_a_trained_policy_distilled_into_its_actor(tmp_path: Path) -> None:
+    """`ppo.init_policy`: the shipped reach ONNX policy (an actor of another shape) taught to PPO's actor by
+    DAgger before any PPO step. From scratch, the first evaluation of the same run wins none of 16 reach
+    episodes; started from the teacher, it wins most, and the distillation's rounds are in the metrics."""
+    teacher = Path(__file__).resolve().parents[2] / "policies/pretrained/skills/reach/policy.onnx"
+    fields: dict[str, Any] = {
+        "backend": "mujoco",
+        "num_envs": 32,
+        "eval_episodes": 16,
+        "env_options": {"max_episode_steps": 50},
+        "env_steps": 768,
+        "eval_every": 768,
+    }
+    first_success = {}
+    for start in ("", str(teacher)):
+        ppo = {"init_policy": start, "distill_rounds": 4, "init_std": 0.2}
+        config = with_overrides(_reach_ppo(**fields), {"ppo": ppo})
+        run_dir = tmp_path / ("distilled" if start else "scratch")
+        PpoRunner(config, run_dir, progress=False).learn()
+        rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+        first_success[start] = next(row["eval/success_rate"] for row in rows if "eval/success_rate" in row)
+        distilled = [row for row in rows if "distill/round" in row]
+        assert [row["distill/round"] for row in distilled] == ([0, 1, 2, 3] if start else [])
+    assert first_success[""] == 0.0
+    assert first_success[str(teacher)] >= 0.75, first_success
+    missing = with_overrides(_reach_ppo(**fields), {"ppo": {"init_policy": str(tmp_path / "nope.onnx")}})
+    with pytest.raises(FileNotFoundError, match=r"ppo.init_policy .*nope.onnx does not exist"):
+        PpoRunner(missing, tmp_path / "refused", progress=False)
+    assert not (tmp_path / "refused").exists()  # refused before the run folder is made
