@@ -50,6 +50,9 @@ class PpoConfig:
     """Env steps per env in each round (every state labelled by the teacher)."""
     distill_updates: int = 500
     """Minibatch regression steps after each round, over every label so far."""
+    critic_warmup_iterations: int = 0
+    """PPO iterations at a run's start in which only the critic learns, the actor acting as it started: a
+    random critic's advantages would move a started actor (`init_policy`) at random."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "hidden", tuple(int(w) for w in self.hidden))

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from rsl_rl.modules import EmpiricalNormalization
 from rsl_rl.runners import OnPolicyRunner
 from tensordict import TensorDict
 from tqdm import tqdm
@@ -95,10 +96,13 @@ class PpoRunner:
         if resumed:
             self._resume(checkpoint)
             log.truncate(self.env_steps)
+            if self.teacher is not None:
+                self._keep_input_scales()
         save_config(config, self.run_dir)
         if not resumed:
             if self.teacher is not None:
                 self._distill(log, self.teacher)
+                self._keep_input_scales()
             self._evaluate(log)
         total = math.ceil(config.env_steps / self.steps_per_iteration)
         chunk = max(1, config.eval_every // self.steps_per_iteration)
@@ -111,11 +115,15 @@ class PpoRunner:
             disable=not self.progress,
             dynamic_ncols=True,
         )
+        warmup = config.ppo.critic_warmup_iterations
         while self.iterations < total:
             iterations = min(chunk, total - self.iterations)
+            frozen = self.iterations < warmup
+            if frozen:
+                iterations = min(iterations, warmup - self.iterations)
             tick = time.perf_counter()
             self.runner.current_learning_iteration = self.iterations
-            with self._console():
+            with self._console(), self._actor_frozen(frozen):
                 self.runner.learn(iterations)
             self.train_time_s += time.perf_counter() - tick
             self.iterations += iterations
@@ -158,6 +166,14 @@ class PpoRunner:
                 },
             )
         self.train_time_s += time.perf_counter() - tick
+
+    def _keep_input_scales(self) -> None:
+        """A started actor keeps the input normalization it learned with: PPO's rollouts would go on moving
+        it under the actor's weights, which undoes what it learned (measured: 0.94 -> 0.84 success in 20
+        iterations of a frozen actor)."""
+        normalizer = self.runner.alg.actor.obs_normalizer
+        if isinstance(normalizer, EmpiricalNormalization):  # not the identity of ppo.obs_normalization: false
+            normalizer.until = int(normalizer.count)
 
     def _evaluate(self, log: RunLog) -> dict[str, float]:
         result = self.evaluate_now()
@@ -202,6 +218,23 @@ class PpoRunner:
         self.train_time_s = float(infos["train_time_s"])
         self.reached_target_at = infos["reached_target_at"]
         self.evaluations = [(step, EvalResult(**result)) for step, result in infos["evaluations"]]
+
+    @contextlib.contextmanager
+    def _actor_frozen(self, frozen: bool) -> Iterator[None]:
+        """The critic's warm-up: the actor takes no gradient, and the learning rate that the adaptive
+        schedule raised meanwhile (a frozen actor's KL is 0) starts again from the config's."""
+        if not frozen:
+            yield
+            return
+        actor = self.runner.alg.actor
+        actor.requires_grad_(False)
+        try:
+            yield
+        finally:
+            actor.requires_grad_(True)
+            self.runner.alg.learning_rate = self.config.ppo.learning_rate
+            for group in self.runner.alg.optimizer.param_groups:
+                group["lr"] = self.config.ppo.learning_rate
 
     @contextlib.contextmanager
     def _console(self) -> Iterator[None]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 from typing import Any
@@ -131,10 +132,13 @@ def test_ppo_trains_on_the_mjx_backend_and_exports(tmp_path: Path) -> None:
     assert policy_info(mujoco_env, "").obs_layout == policy_info(runner.eval_env, "").obs_layout
 
 
-def test_ppo_starts_from_a_trained_policy_distilled_into_its_actor(tmp_path: Path) -> None:
+def test_ppo_starts_from_a_trained_policy_distilled_into_its_actor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """`ppo.init_policy`: the shipped reach ONNX policy (an actor of another shape) taught to PPO's actor by
     DAgger before any PPO step. From scratch, the first evaluation of the same run wins none of 16 reach
-    episodes; started from the teacher, it wins most, and the distillation's rounds are in the metrics."""
+    episodes; started from the teacher, it wins most, and the distillation's rounds are in the metrics. A
+    critic warm-up leaves the started actor and its input normalization as they were."""
     teacher = Path(__file__).resolve().parents[2] / "policies/pretrained/skills/reach/policy.onnx"
     fields: dict[str, Any] = {
         "backend": "mujoco",
@@ -144,18 +148,36 @@ def test_ppo_starts_from_a_trained_policy_distilled_into_its_actor(tmp_path: Pat
         "env_steps": 768,
         "eval_every": 768,
     }
+    started: list[dict[str, torch.Tensor]] = []  # the actor as distillation left it
+    keep_input_scales = PpoRunner._keep_input_scales
+
+    def keep_and_record(runner: PpoRunner) -> None:
+        keep_input_scales(runner)
+        started.append(copy.deepcopy(runner.runner.alg.actor.state_dict()))
+
+    monkeypatch.setattr(PpoRunner, "_keep_input_scales", keep_and_record)
     first_success = {}
     for start in ("", str(teacher)):
-        ppo = {"init_policy": start, "distill_rounds": 4, "init_std": 0.2}
+        ppo = {
+            "init_policy": start,
+            "distill_rounds": 4,
+            "init_std": 0.2,
+            "critic_warmup_iterations": int(bool(start)),
+        }
         config = with_overrides(_reach_ppo(**fields), {"ppo": ppo})
         run_dir = tmp_path / ("distilled" if start else "scratch")
-        PpoRunner(config, run_dir, progress=False).learn()
+        runner = PpoRunner(config, run_dir, progress=False)
+        runner.learn()
         rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
         first_success[start] = next(row["eval/success_rate"] for row in rows if "eval/success_rate" in row)
         distilled = [row for row in rows if "distill/round" in row]
         assert [row["distill/round"] for row in distilled] == ([0, 1, 2, 3] if start else [])
     assert first_success[""] == 0.0
     assert first_success[str(teacher)] >= 0.75, first_success
+    # The run's one PPO iteration was the critic's warm-up: actor and input normalization as started.
+    trained = runner.runner.alg.actor.state_dict()
+    assert len(started) == 1 and started[0].keys() == trained.keys()
+    assert all(torch.equal(started[0][key], trained[key]) for key in trained)
     missing = with_overrides(_reach_ppo(**fields), {"ppo": {"init_policy": str(tmp_path / "nope.onnx")}})
     with pytest.raises(FileNotFoundError, match=r"ppo.init_policy .*nope.onnx does not exist"):
         PpoRunner(missing, tmp_path / "refused", progress=False)
