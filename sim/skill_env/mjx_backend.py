@@ -358,7 +358,8 @@ class _Physics:
             lambda a: jnp.clip(jnp.where(jnp.isfinite(a), a, 0.0), -1.0, 1.0).astype(jnp.float32)
         )
         self.zeros_like = jax.jit(jnp.zeros_like)
-        self.platform = jax.devices()[0].platform
+        self.device = jax.devices()[0]
+        self.platform = self.device.platform
 
     def params(self, env: MjxSkillEnv) -> Params:
         """An env's skill, randomization and bank as the step's argument."""
@@ -427,7 +428,7 @@ class _Physics:
         self, state: EnvState, actions: np.ndarray, params: Params, reset_all: bool
     ) -> tuple[EnvState, tuple[Any, ...]]:
         """One control step of the batch on the device; the outputs come back as numpy arrays."""
-        new_state, outputs = self.step_on_device(state, self._jnp.asarray(actions), params, reset_all)
+        new_state, outputs = self.step_on_device(state, self.clean_actions(actions), params, reset_all)
         return new_state, self._jax.device_get(outputs)
 
     def step_on_device(
@@ -438,8 +439,11 @@ class _Physics:
             return self._step(state, actions, params, reset_all)
 
     def clean_actions(self, actions: Any) -> Any:
-        """A DLPack exporter's actions as a float32 JAX array on the device, 0 where not finite, clipped."""
-        return self._clean(self._jax.dlpack.from_dlpack(actions))
+        """A DLPack exporter's actions (a torch tensor, a numpy array) as a float32 JAX array committed to
+        the device, 0 where not finite, clipped: one kind of argument for both step paths, or the step
+        would compile twice."""
+        jax = self._jax
+        return self._clean(jax.device_put(jax.dlpack.from_dlpack(actions), self.device))
 
     def scene_states(self, state: EnvState, objects: list[str]) -> list[SceneState]:
         from scipy.spatial.transform import Rotation  # type: ignore[import-untyped]

@@ -111,6 +111,7 @@ def _exports_and_evaluates_like_the_runner(run_dir: Path, runner: PpoRunner) -> 
     assert info == report.info
 
 
+@pytest.mark.timeout(900)  # the first test of a run to compile the MJX step: 40 s to 4 min, by the CPU
 def test_ppo_trains_on_the_mjx_backend_and_exports(tmp_path: Path) -> None:
     """The smoke test the CPU path owes the GPU one: rsl-rl PPO for 288 env steps on 4 MJX envs (JAX on the
     CPU), the run folder, the checkpoint, and an ONNX file whose inputs are the mujoco backend's. The envs
