@@ -67,7 +67,6 @@ def distill(
     for round_ in range(rounds):
         acting = "teacher" if round_ == 0 else "student"
         observation = env.get_observations()
-        successes: list[float] = []
         env.pop_episodes()
         for _ in range(steps_per_round):
             label = _teacher_actions(teacher, observation, env.device)
