@@ -167,6 +167,7 @@ PHRASINGS: Mapping[str, tuple[Phrasing, ...]] = {
             "above the {obj:colour} " + BLOCK + ", [move|put] the gripper",
             "the gripper should be above the {obj}",
             "only reach the {obj}, do not pick it up",
+            "the gripper [needs to|has to] [hover|be] above the {obj}",
         ),
         heldout=(
             "bring the gripper over the {obj:colour} " + BLOCK,
@@ -189,6 +190,8 @@ PHRASINGS: Mapping[str, tuple[Phrasing, ...]] = {
             "the {plate} is where the {obj} should go",
             "take the {obj:cube} and [put|place] it on the {plate}",
             "[pick up|take] the {obj}, then [put|set] it [on|onto] the {plate}",
+            "the {obj:colour} " + BLOCK + " [needs to|has to|should] end up on the {plate}",
+            "the {plate} should [hold|have] the {obj} on it",
         ),
         heldout=(
             "grab the {obj:colour} " + BLOCK + " and drop it [on|onto] the {plate}",
@@ -211,6 +214,8 @@ PHRASINGS: Mapping[str, tuple[Phrasing, ...]] = {
             "[move|bring] the {obj} to the {plate} while it stays on the table",
             "onto the {plate}, push the {obj}",
             "[can you|could you] push the {obj:cube} to the {plate}?",
+            "no grasping: [push|slide] the {obj:colour} " + BLOCK + " to the {plate}",
+            "the {obj} [needs to|has to] reach the {plate} without leaving the table",
         ),
         heldout=(
             "without [picking it up|lifting it], get the {obj:colour} " + BLOCK + " onto the {plate}",
@@ -231,6 +236,8 @@ PHRASINGS: Mapping[str, tuple[Phrasing, ...]] = {
             "I want the {top} on top of the {base}",
             "stack the {top:colour} and {base:colour} blocks, the {top:colour} one on top",
             "the {base} [carries|holds] the {top} [on top|on it]",
+            "the {top} [needs to|should] [go|end up] on the {base}",
+            "with the {base} where it is, [put|stack] the {top} on it",
         ),
         heldout=(
             "[build|make] a stack with the {top:colour} " + BLOCK + " on the {base}",
@@ -249,6 +256,8 @@ PHRASINGS: Mapping[str, tuple[Phrasing, ...]] = {
             "[can you|could you] sort the blocks? {assign:to}",
             "arrange the blocks: {assign}",
             "I need {assign}",
+            "the blocks [should|need to] end up like this: {assign}",
+            "by colour, [move|sort] them: {assign:to}",
         ),
         heldout=(
             "{assign}, please",
@@ -267,6 +276,8 @@ PHRASINGS: Mapping[str, tuple[Phrasing, ...]] = {
             "the {blocks:colours} blocks [all|each] go on the {plate}",
             "on the {plate}, put {blocks}",
             "[pick up|take] {blocks} and put them on the {plate}",
+            "{blocks} [need to|should] end up on the {plate}",
+            "the {plate} should [hold|have] {blocks} on it",
         ),
         heldout=(
             "[gather|collect] the {blocks:colours} cubes on the {plate}",
@@ -285,6 +296,9 @@ PHRASINGS: Mapping[str, tuple[Phrasing, ...]] = {
             "stack the blocks into a tower, {tower:bottom} first, {tower:rest}",
             "a tower of {tower:up}, bottom first",
             "I want a tower: {tower:pairs}",
+            "bottom to top, [build|make] a tower of {tower:up}",
+            "starting at the bottom, [stack|pile] {tower:up} into a tower",
+            "a tower should have {tower:bottom} at the bottom, {tower:rest}",
         ),
         heldout=(
             "[make|build] a [stack|tower] from the bottom up out of {tower:up}",
@@ -301,6 +315,9 @@ PHRASINGS: Mapping[str, tuple[Phrasing, ...]] = {
             "nothing should stay on the {source}: move it all to the {target}",
             "[can you|could you] clear the {source} onto the {target}?",
             "move the blocks off the {source} and onto the {target}",
+            "whatever is on the {source} [goes|moves] to the {target}",
+            "the {source} has blocks on it: move [them|each of them] to the {target}",
+            "leave nothing on the {source}; its blocks go on the {target}",
         ),
         heldout=(
             "the {source} must be empty: [put|move] its blocks on the {target}",
@@ -317,6 +334,8 @@ PHRASINGS: Mapping[str, tuple[Phrasing, ...]] = {
             "[can you|could you] swap the {a} and the {b}?",
             "the {a} goes where the {b} is, and the {b} goes where the {a} is",
             "exchange the {a:colour} and {b:colour} blocks between the plates",
+            "the {a} [needs to|should] end up on the plate of the {b}, and the {b} on its plate",
+            "each of the {a:colour} and {b:colour} blocks [moves|goes] to the plate of the other",
         ),
         heldout=(
             "[switch|trade] the places of the {a:colour} and the {b:colour} " + BLOCK + "s",
@@ -333,6 +352,9 @@ PHRASINGS: Mapping[str, tuple[Phrasing, ...]] = {
             "[can you|could you] put {ref} on the {target}?",
             "I need {ref} on the {target}",
             "on the {target}, put {ref}",
+            "{ref} [needs to|has to|should] end up on the {target}",
+            "{ref}: [put|move] it on the {target}",
+            "the {target} is where {ref} should go",
         ),
         heldout=(
             "{ref} [goes|belongs] on the {target}",
