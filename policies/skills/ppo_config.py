@@ -42,7 +42,8 @@ class PpoConfig:
     schedule: str = "adaptive"
     desired_kl: float = 0.01
     init_policy: str = ""
-    """A trained policy of the same layouts (an ONNX file or a checkpoint, e.g. the shipped DAgger clone) that
+    """A trained policy of the same layouts (an ONNX file or a checkpoint, e.g. the DAgger clone
+    policies/pretrained/skills/pick_and_place/teacher.onnx) that
     the actor learns to act as before PPO starts (`ppo_distill`); empty: PPO from scratch."""
     distill_rounds: int = 4
     """Rounds of DAgger distillation: the teacher plays the first, the student every later one."""
@@ -53,6 +54,13 @@ class PpoConfig:
     critic_warmup_iterations: int = 0
     """PPO iterations at a run's start in which only the critic learns, the actor acting as it started: a
     random critic's advantages would move a started actor (`init_policy`) at random."""
+    kickstart_lr: float = 0.0
+    """With `init_policy`: after each PPO update the actor also regresses onto that policy's actions at the
+    rollout's states (`kickstart.py`), at this step size times `kickstart_decay` per iteration; 0: off."""
+    kickstart_decay: float = 0.99
+    """Per-iteration factor of the teacher term's step size (0.99: a twentieth of it after 300 iterations)."""
+    kickstart_updates: int = 10
+    """Minibatch regression steps of the teacher term per PPO iteration."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "hidden", tuple(int(w) for w in self.hidden))
@@ -64,6 +72,10 @@ class PpoConfig:
             raise ValueError(
                 "ppo.distill_rounds, distill_steps and distill_updates must be >= 1 with init_policy"
             )
+        if self.kickstart_lr < 0 or self.kickstart_updates < 1 or not 0 < self.kickstart_decay <= 1:
+            raise ValueError("need ppo.kickstart_lr >= 0, kickstart_updates >= 1, 0 < kickstart_decay <= 1")
+        if self.kickstart_lr and not self.init_policy:
+            raise ValueError("ppo.kickstart_lr needs ppo.init_policy: the teacher it holds the actor to")
 
     def rsl_rl_train_cfg(self) -> dict[str, Any]:
         """The `train_cfg` dict of rsl_rl's OnPolicyRunner (5.x layout: actor, critic, algorithm)."""
@@ -83,7 +95,7 @@ class PpoConfig:
             },
             "critic": model,
             "algorithm": {
-                "class_name": "PPO",
+                "class_name": "policies.skills.kickstart:KickstartPPO" if self.kickstart_lr else "PPO",
                 "learning_rate": self.learning_rate,
                 "num_learning_epochs": self.num_learning_epochs,
                 "num_mini_batches": self.num_mini_batches,

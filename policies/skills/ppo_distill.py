@@ -1,4 +1,4 @@
-"""PPO's actor started from a trained policy (the shipped DAgger clone): DAgger distillation before PPO.
+"""PPO's actor started from a trained policy (e.g. the DAgger clone): DAgger distillation before PPO.
 
 PPO from scratch has to find a grasp by chance; a policy that already grasps (a SAC actor of another shape,
 an ONNX file) is a better start, but its weights do not fit rsl-rl's actor. So the actor learns its actions
@@ -69,7 +69,7 @@ def distill(
         observation = env.get_observations()
         env.pop_episodes()
         for _ in range(steps_per_round):
-            label = _teacher_actions(teacher, observation, env.device)
+            label = teacher_actions(teacher, observation, env.device)
             actor.update_normalization(observation)
             inputs.append(torch.cat([observation[group] for group in ACTOR_GROUPS], dim=-1))
             labels.append(label)
@@ -80,7 +80,7 @@ def distill(
                     action = actor(observation)
             observation, *_ = env.step(action)
         successes = env.pop_episodes().successes
-        loss = _regress(actor, optimizer, torch.cat(inputs), torch.cat(labels), updates_per_round, batch_size)
+        loss = regress(actor, optimizer, torch.cat(inputs), torch.cat(labels), updates_per_round, batch_size)
         rate = float(np.mean(successes)) if successes else float("nan")
         history.append(DistillRound(acting, rate, sum(len(x) for x in labels), loss))
         bar.update(1)
@@ -89,12 +89,12 @@ def distill(
     return history
 
 
-def _teacher_actions(teacher: Policy, observation: TensorDict, device: str) -> torch.Tensor:
+def teacher_actions(teacher: Policy, observation: TensorDict, device: str) -> torch.Tensor:
     obs, goal = (observation[group].cpu().numpy() for group in ACTOR_GROUPS)
     return torch.as_tensor(np.asarray(teacher(obs, goal), np.float32), device=device)
 
 
-def _regress(
+def regress(
     actor: MLPModel,
     optimizer: torch.optim.Optimizer,
     inputs: torch.Tensor,

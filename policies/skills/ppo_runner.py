@@ -31,6 +31,7 @@ from tqdm import tqdm
 from policies.skills.config import TrainConfig, config_to_dict, save_config
 from policies.skills.environments import make_env, policy_info
 from policies.skills.evaluation import EvalResult, Policy, evaluate
+from policies.skills.kickstart import Kickstart
 from policies.skills.ppo_distill import distill, load_teacher
 from policies.skills.rsl_rl_env import RslRlGoalEnv
 from policies.skills.run_log import RunLog
@@ -62,6 +63,11 @@ class PpoRunner:
         with self._console():
             self.runner = OnPolicyRunner(
                 self.env, config.ppo.rsl_rl_train_cfg(), str(self.rsl_dir), config.device
+            )
+        if self.teacher is not None and config.ppo.kickstart_lr:
+            ppo = config.ppo
+            self.runner.alg.kickstart = Kickstart(  # type: ignore[attr-defined]
+                self.teacher, ppo.kickstart_lr, ppo.kickstart_decay, ppo.kickstart_updates
             )
         self.steps_per_iteration = config.num_envs * config.ppo.num_steps_per_env
         self.iterations = 0
@@ -215,6 +221,9 @@ class PpoRunner:
         if not isinstance(infos, dict) or infos.get("skill") != self.config.skill:
             raise ValueError(f"{path} is not a PPO checkpoint of skill {self.config.skill!r}")
         self.iterations = int(infos["iterations"])
+        kickstart = getattr(self.runner.alg, "kickstart", None)
+        if kickstart is not None:
+            kickstart.iteration = self.iterations
         self.train_time_s = float(infos["train_time_s"])
         self.reached_target_at = infos["reached_target_at"]
         self.evaluations = [(step, EvalResult(**result)) for step, result in infos["evaluations"]]

@@ -183,3 +183,32 @@ def test_ppo_starts_from_a_trained_policy_distilled_into_its_actor(
     with pytest.raises(FileNotFoundError, match=r"ppo.init_policy .*nope.onnx does not exist"):
         PpoRunner(missing, tmp_path / "refused", progress=False)
     assert not (tmp_path / "refused").exists()  # refused before the run folder is made
+
+
+def test_kickstarting_holds_a_started_actor_to_its_teacher(tmp_path: Path) -> None:
+    """`ppo.kickstart_lr`: PPO at a step size that drags a started actor away from what it was taught, with
+    and without the teacher term after each update. The same run with the term ends with its actor's
+    actions nearer the teacher's, on states neither run trained on; the term's iterations are counted."""
+    teacher_file = Path(__file__).resolve().parents[2] / "policies/pretrained/skills/reach/policy.onnx"
+    teacher, _ = load_policy(teacher_file)
+    ppo = {
+        "init_policy": str(teacher_file),
+        "distill_rounds": 1,
+        "init_std": 0.2,
+        "learning_rate": 0.01,
+        "schedule": "fixed",
+    }
+    fields: dict[str, Any] = {"backend": "mujoco", "num_envs": 16, "eval_episodes": 1, "env_steps": 1536}
+    observation = make_skill_env("mujoco", "reach", 64, seed=7).reset(seed=7)
+    obs, goal = observation["observation"], observation["desired_goal"]
+    gap = {}
+    for kickstart_lr in (0.0, 1e-3):
+        config = with_overrides(_reach_ppo(**fields), {"ppo": {**ppo, "kickstart_lr": kickstart_lr}})
+        runner = PpoRunner(config, tmp_path / f"kickstart-{kickstart_lr}", progress=False)
+        runner.learn()
+        gap[kickstart_lr] = float(np.mean((runner.policy(obs, goal) - teacher(obs, goal)) ** 2))
+        kickstart = getattr(runner.runner.alg, "kickstart", None)
+        assert (kickstart.iteration if kickstart else 0) == (4 if kickstart_lr else 0)
+    assert gap[1e-3] < 0.5 * gap[0.0], gap
+    with pytest.raises(ValueError, match="kickstart_lr needs ppo.init_policy"):
+        with_overrides(_reach_ppo(), {"ppo": {"kickstart_lr": 1e-3}})
