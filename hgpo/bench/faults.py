@@ -364,8 +364,11 @@ def inject(graph: Graph, probe: Probe, victim: str, task: str = "stack", next_ta
     graph.restart(victim)
     probe.discovered()
     started = time.monotonic()
+    accepted_s = None
     try:
-        outcome = wait_for(probe.send_task(next_task, seed=0), 180.0, "the next task").result
+        result = probe.send_task(next_task, seed=0)
+        accepted_s = time.monotonic() - started  # a first goal the restarted node dropped was resent by now
+        outcome = wait_for(result, 180.0, "the next task").result
         success, message = bool(outcome.success), str(outcome.message)
     except PeerTimeoutError as err:  # a figure too: the restarted graph did not take the task
         success, message = False, str(err)
@@ -379,6 +382,7 @@ def inject(graph: Graph, probe: Probe, victim: str, task: str = "stack", next_ta
             "task": next_task,
             "success": success,
             "message": message,
+            "accepted_s": accepted_s,
             "wall_s": time.monotonic() - started,
         },
     }

@@ -91,8 +91,9 @@ def test_a_killed_node_is_detected_the_arm_stops_and_its_restart_alone_recovers(
     if victim != "sim_bridge":  # the simulated arm dies with its bridge
         assert record["arm_stopped_s"] is not None and record["arm_stopped_s"] < ARM_STILL_WITHIN_S, record
     assert record["next_task"]["success"], (record, logs)
-    # A first request the restarted node dropped is resent within seconds, not after peer_timeout_s (10 s)
-    assert record["next_task"]["wall_s"] < 9.0, (record, logs)
+    # A first request the restarted node dropped is resent within seconds, not after peer_timeout_s (10 s);
+    # the time to acceptance, not the task's whole wall time (a loaded machine's reach alone took 9.2 s)
+    assert record["next_task"]["accepted_s"] < 9.0, (record, logs)
 
 
 def start_run_task(graph: Graph) -> Captured:
