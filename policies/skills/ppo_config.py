@@ -43,8 +43,8 @@ class PpoConfig:
     desired_kl: float = 0.01
     init_policy: str = ""
     """A trained policy of the same layouts (an ONNX file or a checkpoint, e.g. the DAgger clone
-    policies/pretrained/skills/pick_and_place/teacher.onnx) that
-    the actor learns to act as before PPO starts (`ppo_distill`); empty: PPO from scratch."""
+    policies/pretrained/skills/pick_and_place/teacher.onnx) that the actor learns to act as before PPO
+    starts (`ppo_distill`); empty: PPO from scratch."""
     distill_rounds: int = 4
     """Rounds of DAgger distillation: the teacher plays the first, the student every later one."""
     distill_steps: int = 100
