@@ -117,6 +117,15 @@ def recorded_graph(ros_env: dict[str, str], tmp_path: Path) -> Iterator[Launched
     launched.stop(timeout=30)
 
 
+def recorded_in(path: Path, topics: list[str]) -> dict[str, list[bytes]]:
+    """The cdr bytes on each topic in a recording, read up to its last flushed chunk if it is still open."""
+    recorded: dict[str, list[bytes]] = {topic: [] for topic in topics}
+    for record in open_bag(path).messages():
+        if record.topic in recorded:
+            recorded[record.topic].append(record.data)
+    return recorded
+
+
 def run_pick_place(test_node: Node, seed: int, launched: Launched) -> None:
     call = ActionCall(
         test_node, RunTask, "/hgpo/run_task", RunTask.Goal(task="pick_place", reset=True, seed=seed)
@@ -175,6 +184,13 @@ def test_recorded_sim_run_holds_what_the_nodes_published(recorded_graph, test_no
     )
     for subscription in subscriptions:
         test_node.destroy_subscription(subscription)
+    # The recorder hears each message when the test does or later (a busy recorder is behind on its queue);
+    # stopping it now could end it before it took the last ones, so wait for them in the file (1 s flushes).
+    wait_until(
+        lambda: all(tail[-1:] == heard[t][-1:] for t, tail in recorded_in(path, events).items()),
+        DISCOVERY_S,
+        "the second task's last message on every event topic in the file",
+    )
     assert launched.stop(timeout=30) == 0, launched.output
     assert str(path.resolve()) in launched.output, "the launch log names the recording"
 
