@@ -41,7 +41,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--adapter", help="starting LoRA adapter folder (RL, DPO: the BC adapter; the reference)"
     )
-    parser.add_argument("--demos", nargs="+", help="BC: demonstration JSONL files or planner decision logs")
+    parser.add_argument(
+        "--demos",
+        nargs="+",
+        help="BC, and the BC term of RL (rl.bc_coef): demonstration JSONL files or planner decision logs",
+    )
     parser.add_argument("--seed", type=int)
     parser.add_argument("--device", help="torch device of rollouts and updates: cpu (default), cuda, cuda:N")
     parser.add_argument(

@@ -22,15 +22,15 @@ class Validation:
     exact: float  # fraction of examples whose every answer token is the model's most likely one
 
 
-def nll_backward(policy: Policy, examples: Sequence[Example], pass_tokens: int) -> float:
-    """The BC loss, the mean negative log-likelihood of the examples' answer tokens, its gradient added to
-    the parameters' `.grad` pass by pass (`data.token_passes`)."""
+def nll_backward(policy: Policy, examples: Sequence[Example], pass_tokens: int, weight: float = 1.0) -> float:
+    """The BC loss, the mean negative log-likelihood of the examples' answer tokens, its gradient (times
+    `weight`) added to the parameters' `.grad` pass by pass (`data.token_passes`)."""
     answer_tokens = sum(len(e.answer_ids) for e in examples)
     total = 0.0
     for piece in token_passes(examples, pass_tokens):
         logp, _entropy, _mask = token_logprobs(policy.model, policy.collate([examples[i] for i in piece]))
         loss = -logp.sum() / answer_tokens
-        loss.backward()
+        (weight * loss).backward()
         total += loss.item()
     return total
 

@@ -144,6 +144,13 @@ class RLSettings:
     """DAPO's dynamic sampling: keep only groups whose episodes' returns differ, drawing more initial states
     (at most this many extra draws of `states_per_iteration`) until `states_per_iteration` such groups are
     in the batch; 0: off (every group is kept)."""
+    bc_coef: float = 0.0
+    """Weight of a BC term (InstructGPT's PPO-ptx): every optimizer step of the update also descends this
+    times the mean negative log-likelihood of `bc_minibatch` expert decisions drawn from `bc.demos`, so the
+    families and phrasings outside an iteration's few rollout states keep what BC taught them (the KL
+    penalty is measured only at the batch's own states); 0: off."""
+    bc_minibatch: int = 8
+    """Expert decisions of the BC term per optimizer step."""
     overlap: bool = False
     """With rollout workers (`--workers`, `--ray-address`): the workers sample iteration t+1's groups with
     the adapter as it was before iteration t's update while the learner runs that update, one iteration
@@ -224,6 +231,18 @@ class PlannerTrainConfig:
             raise ValueError(f"pass_tokens must be >= 0 (0: a minibatch in one pass), got {self.pass_tokens}")
         if self.algo in ESTIMATORS and self.rl.group_size < 2:
             raise ValueError("rl.group_size must be >= 2: advantages are relative within a group")
+        if self.rl.bc_coef < 0 or self.rl.bc_minibatch < 1:
+            raise ValueError(
+                f"rl.bc_coef must be >= 0 and rl.bc_minibatch >= 1, got {self.rl.bc_coef} and "
+                f"{self.rl.bc_minibatch}"
+            )
+        if self.rl.bc_coef and self.algo not in ESTIMATORS:
+            raise ValueError(f"rl.bc_coef is for grpo, gigpo and hgpo, not {self.algo}")
+        if self.rl.bc_coef and not self.bc.demos:
+            raise ValueError(
+                "rl.bc_coef needs expert decisions: give --demos FILE.jsonl (`hgpo tabletop-demos`, "
+                "`hgpo alfworld demos`) or bc.demos in the config"
+            )
         if self.dtype not in DTYPES:
             raise ValueError(f"unknown dtype {self.dtype!r}; known: {', '.join(DTYPES)}")
         if self.lr <= 0:

@@ -27,6 +27,7 @@ import numpy as np
 import torch
 
 from policies.planner_training.advantages import Steps, advantages
+from policies.planner_training.bc import nll_backward
 from policies.planner_training.config import PlannerTrainConfig, RewardWeights, RLSettings
 from policies.planner_training.data import Example, encode_text, token_passes
 from policies.planner_training.model import Policy, load_policy, token_logprobs
@@ -246,18 +247,22 @@ def update(
     seed: int,
     behaviour: dict[str, torch.Tensor] | None = None,
     pass_tokens: int = 0,
+    demos: Sequence[Example] = (),
 ) -> dict[str, float]:
     """`rl.epochs` epochs of the clipped objective over the batch in shuffled minibatches, one optimizer
     step each; a minibatch runs in forward/backward passes of at most `pass_tokens` tokens
     (`data.token_passes`). `behaviour`: the adapter weights that sampled the batch when they are not the
-    policy's own (`rl.overlap`).
+    policy's own (`rl.overlap`). With `rl.bc_coef`, each step also descends that times the BC loss of
+    `rl.bc_minibatch` of the expert decisions `demos`, drawn anew for every step.
 
-    Skipped (`train/skipped`) when every advantage is zero before the optimizer's first step: the policy is
-    then still its reference, where the surrogate and the k3 KL both have zero gradient (and AdamW here no
-    weight decay), so the passes would return it unchanged after minutes of forward and backward. That is
-    the case of an adapter whose sampled episodes are all equally good."""
-    if not batch.advantages.any() and not optimizer.state:
+    Skipped (`train/skipped`) when every advantage is zero before the optimizer's first step and there is
+    no BC term: the policy is then still its reference, where the surrogate and the k3 KL both have zero
+    gradient (and AdamW here no weight decay), so the passes would return it unchanged after minutes of
+    forward and backward. That is the case of an adapter whose sampled episodes are all equally good."""
+    anchored_to_demos = bool(rl.bc_coef and demos)
+    if not batch.advantages.any() and not optimizer.state and not anchored_to_demos:
         return {"train/loss": 0.0, "train/kl": 0.0, "train/clip_fraction": 0.0, "train/skipped": 1.0}
+    draw = random.Random(seed + 1)
     started = time.perf_counter()
     order = list(range(len(batch.examples)))
     random.Random(seed).shuffle(order)  # fixed minibatches across epochs: old/ref log-probs computed once
@@ -270,7 +275,7 @@ def update(
     anchored = anchor_logprobs(policy, [[batch.examples[i] for i in p] for p in passes], behaviour)
     anchors = dict(zip(map(tuple, passes), anchored, strict=True))
     params = policy.parameters()
-    totals: dict[str, float] = {"loss": 0.0, "kl": 0.0, "clip_fraction": 0.0, "entropy": 0.0}
+    totals: dict[str, float] = {"loss": 0.0, "kl": 0.0, "clip_fraction": 0.0, "entropy": 0.0, "bc_loss": 0.0}
     tokens = steps = 0
     policy.model.eval()  # no dropout: the ratio compares like with like
     for _ in range(rl.epochs):
@@ -289,9 +294,14 @@ def update(
                 totals["clip_fraction"] += stats["clip_fraction"]
                 totals["entropy"] += entropy.sum().item() / answer_tokens
                 tokens += int(tensors["attention_mask"].sum())
+            if anchored_to_demos:
+                expert = draw.sample(demos, min(rl.bc_minibatch, len(demos)))
+                totals["bc_loss"] += nll_backward(policy, expert, pass_tokens, rl.bc_coef)
             torch.nn.utils.clip_grad_norm_(params, max_grad_norm)
             optimizer.step()
             steps += 1
+    if not anchored_to_demos:
+        del totals["bc_loss"]
     metrics = {f"train/{k}": v / max(steps, 1) for k, v in totals.items()}
     metrics["perf/update_tokens_per_s"] = tokens / (time.perf_counter() - started)
     return metrics

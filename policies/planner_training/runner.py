@@ -32,7 +32,7 @@ from tqdm import tqdm
 
 from policies.planner_training import bc, dpo, rl
 from policies.planner_training.config import PlannerTrainConfig, from_mapping, to_mapping
-from policies.planner_training.data import encode, episodes_of, load_demos, repeated, split
+from policies.planner_training.data import Example, encode, episodes_of, load_demos, repeated, split
 from policies.planner_training.model import Policy, load_policy
 from policies.planner_training.rollouts import Arena, Episode, make_arena, success_by_kind
 from policies.planner_training.schedule import RolloutSchedule, Sampled, Weights
@@ -294,8 +294,10 @@ def train_on_policy(
             "and updates share this process and its one model, so there is nothing to overlap"
         )
     arena = make_arena(config.domain, config.rollout)  # first: missing games or skills write no run folder
+    expert = load_demos([Path(p) for p in config.bc.demos]) if config.rl.bc_coef else []
     policy, optimizer, log, checkpoint = _setup(config, run_dir)
     states = arena.train_states()
+    demos = [encode(policy.tokenizer, d.messages, d.answer) for d in expert]  # the BC term's (rl.bc_coef)
     sample: Callable[[Sequence[rl.RolloutGroup]], Iterator[list[Episode]]] | None = None
 
     def play(iteration: int, weights: Weights | None) -> tuple[list[Episode], list[Episode]]:
@@ -336,7 +338,7 @@ def train_on_policy(
                 schedule.start(iteration + 1, policy.trainable_state())  # the weights before this update
             metrics = rl.rollout_metrics(sampled.played, config.reward, policy.tokenizer, sampled.seconds)
             metrics["rollout/kept_episodes"] = float(len(sampled.kept))
-            metrics.update(_update(policy, optimizer, config, sampled, iteration))
+            metrics.update(_update(policy, optimizer, config, sampled, iteration, demos))
             counters["iteration"] = iteration
             if config.eval_every and iteration % config.eval_every == 0 and config.eval_episodes:
                 result = evaluate(policy, arena, config)
@@ -373,10 +375,16 @@ def peak_rss_gb() -> float:
 
 
 def _update(
-    policy: Policy, optimizer: torch.optim.Optimizer, config: PlannerTrainConfig, sampled: Sampled, step: int
+    policy: Policy,
+    optimizer: torch.optim.Optimizer,
+    config: PlannerTrainConfig,
+    sampled: Sampled,
+    step: int,
+    demos: Sequence[Example] = (),
 ) -> dict[str, float]:
     """One iteration's update (DPO on the pairs mined from it, or the clipped objective scored against the
-    policy that sampled it) with its timings: the rollouts', the learner's wait for them and the update's."""
+    policy that sampled it, with the BC term on `demos` when `rl.bc_coef` asks for it) with its timings:
+    the rollouts', the learner's wait for them and the update's."""
     started = time.perf_counter()
     metrics = {"train/staleness": float(sampled.staleness)}
     if config.algo == "dpo":
@@ -398,6 +406,7 @@ def _update(
                     step,
                     behaviour=sampled.behaviour,
                     pass_tokens=config.pass_tokens,
+                    demos=demos,
                 )
             )
     metrics["perf/rollout_s"] = sampled.seconds

@@ -155,6 +155,69 @@ def test_a_minibatch_run_in_token_passes_is_the_same_update(tiny_planner_dir: Pa
             torch.testing.assert_close(moved[name], value, atol=1e-5, rtol=1e-4)
 
 
+def test_the_bc_term_holds_expert_decisions_the_batch_never_shows(tiny_planner_dir: Path) -> None:
+    """rl.bc_coef (PPO-ptx): updates that push one state's answers around also move the answers of states
+    outside the batch (the KL penalty sees only the batch's). With the BC term on expert decisions of those
+    other states, their likelihood ends higher than without it, the batch's own signal still learned; and
+    a batch of all-zero advantages is not skipped, since the BC term alone has gradient."""
+
+    def start() -> Policy:
+        torch.manual_seed(0)  # live_lora_policy's draw of B
+        return live_lora_policy(tiny_planner_dir)
+
+    system = "You plan the next subgoal of a tabletop task."
+    batch_turns = [
+        ("Push the red block to the left plate.", a) for a in ("push(red_block)", "pick(red_block)")
+    ]
+    expert_turns = [
+        ("Bring the gripper over the blue block.", "reach(blue_block)"),
+        ("Clear the left plate.", "pick(green_block)"),
+        ("Put the yellow cube on the right plate.", "pick(yellow_block)"),
+    ]
+    examples = chat_examples(start(), system, batch_turns)
+    demos = chat_examples(start(), system, expert_turns)
+    batch = rl.Batch(examples, np.array([1.0, -1.0]))
+
+    def nll(policy: Policy, rows: list[Example]) -> float:
+        with torch.no_grad():
+            logp, _, _ = token_logprobs(policy.model, collate(rows, policy.pad_id))
+        return float(-logp.sum()) / sum(len(e.answer_ids) for e in rows)
+
+    ends = {}
+    for coef in (0.0, 1.0):
+        policy = start()
+        optimizer = torch.optim.AdamW(policy.parameters(), lr=3e-2, weight_decay=0.0)
+        settings = RLSettings(epochs=4, minibatch=2, kl_coef=0.0, bc_coef=coef, bc_minibatch=2)
+        for seed in range(3):
+            metrics = rl.update(policy, optimizer, batch, settings, 1.0, seed, demos=demos)
+        assert ("train/bc_loss" in metrics) == bool(coef)
+        pushed, picked = (nll(policy, [e]) for e in examples)
+        assert pushed < picked  # the batch's advantage is learned either way
+        ends[coef] = nll(policy, demos)
+    before = nll(start(), demos)
+    assert ends[1.0] < before < ends[0.0], (ends, before)
+
+    policy = start()
+    optimizer = torch.optim.AdamW(policy.parameters(), lr=3e-2, weight_decay=0.0)
+    anchored = RLSettings(epochs=1, minibatch=2, bc_coef=1.0, bc_minibatch=2)
+    zero = rl.Batch(examples, np.zeros(len(examples)))
+    assert "train/skipped" not in rl.update(policy, optimizer, zero, anchored, 1.0, 0, demos=demos)
+    assert nll(policy, demos) < before
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"algo": "hgpo", "rl": {"bc_coef": 1.0}}, "rl.bc_coef needs expert decisions"),
+        ({"algo": "dpo", "rl": {"bc_coef": 1.0}, "bc": {"demos": ["d.jsonl"]}}, "for grpo, gigpo and hgpo"),
+        ({"algo": "grpo", "rl": {"bc_coef": -1.0}}, "rl.bc_coef must be >= 0"),
+    ],
+)
+def test_a_bc_term_the_run_cannot_have_is_refused_saying_why(overrides: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        from_mapping(overrides)
+
+
 def test_dpo_loss_by_hand() -> None:
     loss, stats = dpo_loss(
         torch.tensor([-1.0, -3.0]), torch.tensor([-2.0, -1.0]), torch.tensor([-1.5, -2.0]),
