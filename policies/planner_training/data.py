@@ -183,6 +183,11 @@ def encode(tokenizer: Any, messages: Sequence[Message], answer: str) -> Example:
     return encode_text(tokenizer, chat_prompt(tokenizer, messages), answer)
 
 
+def encode_demos(tokenizer: Any, demos: Sequence[Demo]) -> list[Example]:
+    """Each demonstration as the example BC trains on (and the RL runner's BC term draws from)."""
+    return [encode(tokenizer, d.messages, d.answer) for d in demos]
+
+
 def split(
     examples: Sequence[T], val_fraction: float, seed: int, episodes: Sequence[str] | None = None
 ) -> tuple[list[T], list[T]]:

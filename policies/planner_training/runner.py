@@ -32,7 +32,7 @@ from tqdm import tqdm
 
 from policies.planner_training import bc, dpo, rl
 from policies.planner_training.config import PlannerTrainConfig, from_mapping, to_mapping
-from policies.planner_training.data import Example, encode, episodes_of, load_demos, repeated, split
+from policies.planner_training.data import Example, encode_demos, episodes_of, load_demos, repeated, split
 from policies.planner_training.model import Policy, load_policy
 from policies.planner_training.rollouts import Arena, Episode, make_arena, success_by_kind
 from policies.planner_training.schedule import RolloutSchedule, Sampled, Weights
@@ -192,8 +192,8 @@ def train_bc(
     train_demos, val_demos = split(demos, config.bc.val_fraction, config.seed, episodes)
     arena = make_arena(config.domain, config.rollout) if config.eval_episodes else None
     policy, optimizer, log, checkpoint = _setup(config, run_dir)
-    val = [encode(policy.tokenizer, d.messages, d.answer) for d in val_demos]
-    encoded = [encode(policy.tokenizer, d.messages, d.answer) for d in train_demos]
+    val = encode_demos(policy.tokenizer, val_demos)
+    encoded = encode_demos(policy.tokenizer, train_demos)
     train = repeated(train_demos, encoded, config.bc.repeat)
     state = bc.BCState(**(checkpoint.load(policy, optimizer) or {}))
     log.truncate(state.step)
@@ -297,7 +297,7 @@ def train_on_policy(
     expert = load_demos([Path(p) for p in config.bc.demos]) if config.rl.bc_coef else []
     policy, optimizer, log, checkpoint = _setup(config, run_dir)
     states = arena.train_states()
-    demos = [encode(policy.tokenizer, d.messages, d.answer) for d in expert]  # the BC term's (rl.bc_coef)
+    demos = encode_demos(policy.tokenizer, expert)  # the BC term's (rl.bc_coef)
     sample: Callable[[Sequence[rl.RolloutGroup]], Iterator[list[Episode]]] | None = None
 
     def play(iteration: int, weights: Weights | None) -> tuple[list[Episode], list[Episode]]:

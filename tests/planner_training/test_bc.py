@@ -12,7 +12,7 @@ import torch
 
 from policies.planner_training import bc
 from policies.planner_training.config import BCSettings, LoraSettings, from_mapping
-from policies.planner_training.data import Demo, Example, collate, encode, load_demos, split
+from policies.planner_training.data import Demo, Example, collate, encode, encode_demos, load_demos, split
 from policies.planner_training.model import Policy, load_policy
 from policies.planner_training.runner import train
 from policies.planning import LLMConfig
@@ -25,7 +25,7 @@ def _tiny_bc(tiny_planner_dir: Path, tabletop_demos: Path) -> tuple[Policy, list
     torch.manual_seed(0)
     policy = load_policy(str(tiny_planner_dir), "", LoraSettings(r=16, alpha=32))
     train_demos, val_demos = split(load_demos([tabletop_demos]), 0.2, seed=0)
-    return policy, train_demos, [encode(policy.tokenizer, d.messages, d.answer) for d in val_demos]
+    return policy, train_demos, encode_demos(policy.tokenizer, val_demos)
 
 
 def _fit(policy: Policy, train: list[Example], val: list[Example], **callbacks: Any) -> bc.BCState:
@@ -39,7 +39,7 @@ def _fit(policy: Policy, train: list[Example], val: list[Example], **callbacks: 
 
 def test_bc_lowers_validation_loss_from_its_start(tiny_planner_dir: Path, tabletop_demos: Path) -> None:
     policy, train_demos, val = _tiny_bc(tiny_planner_dir, tabletop_demos)
-    train_set = [encode(policy.tokenizer, d.messages, d.answer) for d in train_demos]
+    train_set = encode_demos(policy.tokenizer, train_demos)
     before = bc.validate(policy, val, 8)
     best: list[float] = []
     state = _fit(policy, train_set, val, on_best=lambda: best.append(bc.validate(policy, val, 8).loss))
@@ -53,7 +53,7 @@ def test_bc_keeps_the_starting_adapter_when_no_step_beats_it(
     """Continuing a trained adapter: a run that only makes validation worse must save what it started
     from, not the least bad of its later steps (validation at step 0 is the baseline)."""
     policy, train_demos, val = _tiny_bc(tiny_planner_dir, tabletop_demos)
-    _fit(policy, [encode(policy.tokenizer, d.messages, d.answer) for d in train_demos], val)
+    _fit(policy, encode_demos(policy.tokenizer, train_demos), val)
     start, before = policy.trainable_state(), bc.validate(policy, val, 8)
     wrong = [encode(policy.tokenizer, d.messages, "done()") for d in train_demos]  # unlearns the task
     saved: list[dict[str, torch.Tensor]] = []
@@ -157,7 +157,7 @@ def test_a_stop_request_ends_bc_after_the_step_with_a_checkpoint(
     requests = iter([False, False, True])
     state = _fit(
         policy,
-        [encode(policy.tokenizer, d.messages, d.answer) for d in train_demos],
+        encode_demos(policy.tokenizer, train_demos),
         val,
         log=lambda step, metrics: steps.append(step),
         on_checkpoint=lambda: saved.append(steps[-1]),
