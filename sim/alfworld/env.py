@@ -1,9 +1,11 @@
 """ALFWorld's TextWorld environment behind the text-env contract.
 
 Built from the same pieces `AlfredTWEnv.init_env` assembles (PDDL environment, ALFRED demangler, game-file
-info, expert), but one game at a time, synchronously, and with the expert type passed by keyword: 0.4.2's
-`init_env` passes it in the `env` slot, so it always attaches the hand-coded expert (and none in eval mode).
-The planner expert is the oracle here; the hand-coded one is not (it wanders when stuck).
+info), one game at a time, synchronously. The planner expert is the oracle here (the hand-coded one wanders
+when stuck): ALFWorld's `AlfredExpert` asks Fast Downward for an optimal plan after every command, up to
+half a minute a command on a pick-two problem in a big kitchen. A command that is the plan's first is
+deterministic PDDL, and the rest of an optimal plan is optimal from where it leads, so the env keeps that
+rest and asks the planner again only after a command off the plan.
 
 Environments may play in threads (the planner's batched rollouts): every call into TextWorld holds one
 process-wide lock, because its PDDL and grammar parsers (tatsu) keep parse state shared between
@@ -20,12 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import textworld
-from alfworld.agents.environment.alfred_tw_env import (
-    AlfredDemangler,
-    AlfredExpert,
-    AlfredExpertType,
-    AlfredInfos,
-)
+from alfworld.agents.environment.alfred_tw_env import AlfredDemangler, AlfredInfos
 from textworld.envs import PddlEnv
 
 from sim.alfworld.contract import (
@@ -64,19 +61,19 @@ def game_grammar(path: Path, data: dict[str, Any]) -> CommandGrammar:
 
 
 class AlfworldTextEnv:
-    """One ALFWorld game at a time; `expert=True` attaches the planner expert (it replans after every
-    step, ≈0.2 s a step, so leave it off when nobody asks for the plan)."""
+    """One ALFWorld game at a time; `expert=True` keeps the planner expert's plan (it plans again after
+    each command off the plan, 0.1 s to tens of seconds, so leave it off when nobody asks for the plan)."""
 
     def __init__(self, max_steps: int = 50, expert: bool = False) -> None:
         if max_steps < 1:
             raise ValueError(f"max_steps must be at least 1, got {max_steps}")
         self.max_steps = max_steps
         self.expert = expert
-        infos = textworld.EnvInfos(won=True, admissible_commands=True, extras=["gamefile"])
-        env: Any = AlfredInfos(AlfredDemangler(PddlEnv(infos), shuffle=False))
-        if expert:
-            env = AlfredExpert(env, expert_type=AlfredExpertType.PLANNER)
-        self._env = env
+        infos = textworld.EnvInfos(
+            won=True, admissible_commands=True, policy_commands=expert, extras=["gamefile"]
+        )
+        self._env: Any = AlfredInfos(AlfredDemangler(PddlEnv(infos), shuffle=False))
+        self._plan: tuple[str, ...] = ()
         self._state: Any = None
         self._task = ""
         self._steps = 0
@@ -90,6 +87,7 @@ class AlfworldTextEnv:
         try:
             with _TEXTWORLD:
                 self._env.load(str(game))
+                self._env.request_infos.policy_commands = self.expert  # a plan from the start
                 self._state = self._env.reset()
         except Exception as err:  # TextWorld and Fast Downward raise many types on a bad problem
             raise GameFileError(
@@ -97,6 +95,7 @@ class AlfworldTextEnv:
             ) from err
         self.game, self.grammar = game, grammar
         self._steps = 0
+        self._plan = self._planned()
         match = _TASK.search(self._state["feedback"])
         self._task = match.group(1).strip() if match else ""
         return self._observation()
@@ -106,9 +105,12 @@ class AlfworldTextEnv:
             raise GameOverError("no game loaded: reset with a game file first")
         if self._done():
             raise GameOverError(f"the episode of {self.game} is over: reset to play again")
+        on_plan = self.expert and self._plan[:1] == (command,)
         with _TEXTWORLD:
+            self._env.request_infos.policy_commands = self.expert and not on_plan
             self._state, _, _ = self._env.step(command)
         self._steps += 1
+        self._plan = self._plan[1:] if on_plan else self._planned()
         return self._observation()
 
     def expert_plan(self) -> tuple[str, ...]:
@@ -116,7 +118,11 @@ class AlfworldTextEnv:
             raise ExpertUnavailableError("this environment was made without the planner expert (expert=True)")
         if self._state is None:
             raise GameOverError("no game loaded: reset with a game file first")
-        return tuple(self._state.get("extra.expert_plan") or ())
+        return self._plan
+
+    def _planned(self) -> tuple[str, ...]:
+        """The plan Fast Downward found for the state just reached (when the expert is on)."""
+        return tuple(self._state.get("policy_commands") or ()) if self.expert else ()
 
     def close(self) -> None:
         with _TEXTWORLD:

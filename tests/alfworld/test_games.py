@@ -10,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from textworld.envs.pddl.logic import PddlState
 
 from sim.alfworld import (
     TASK_TYPES,
@@ -139,3 +140,30 @@ def test_environments_in_threads_play_as_they_play_alone(game_set: Path) -> None
     with ThreadPoolExecutor(len(games)) as pool:
         for _ in range(2):
             assert list(pool.map(play, [g.path for g in games])) == alone
+
+
+def test_expert_plans_again_only_off_its_plan(game_set: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fast Downward is the slow part (tens of seconds a plan on big pick-two problems): a command on the
+    plan keeps its rest, one off it gets a new plan that still wins, and every game starts with a plan."""
+    calls = []
+    replan = PddlState.replan
+
+    def counted(self: PddlState, infos: object) -> list[str]:
+        calls.append(1)
+        return replan(self, infos)
+
+    monkeypatch.setattr(PddlState, "replan", counted)
+    env = AlfworldTextEnv(max_steps=50, expert=True)
+    for game in discover_games(game_set)[:2]:
+        env.reset(game.path)
+        plan, planned = env.expert_plan(), len(calls)
+        assert len(plan) >= 2
+        observation = env.step(plan[0])
+        assert env.expert_plan() == plan[1:] and len(calls) == planned
+        detour = next(c for c in observation.admissible_commands if c not in plan and c.startswith("examine"))
+        observation = env.step(detour)
+        assert len(calls) == planned + 1 and env.expert_plan()
+        while env.expert_plan():
+            observation = env.step(env.expert_plan()[0])
+        assert observation.won and len(calls) == planned + 1
+    env.close()
