@@ -2,10 +2,10 @@
 
 Built from the same pieces `AlfredTWEnv.init_env` assembles (PDDL environment, ALFRED demangler, game-file
 info), one game at a time, synchronously. The planner expert is the oracle here (the hand-coded one wanders
-when stuck): ALFWorld's `AlfredExpert` asks Fast Downward for an optimal plan after every command, up to
-half a minute a command on a pick-two problem in a big kitchen. A command that is the plan's first is
-deterministic PDDL, and the rest of an optimal plan is optimal from where it leads, so the env keeps that
-rest and asks the planner again only after a command off the plan.
+when stuck): ALFWorld's `AlfredExpert` asks Fast Downward for a new plan after every command, up to half a
+minute a command on a pick-two problem in a big kitchen. A command that is the plan's first is deterministic
+PDDL, so the rest of the plan still reaches the goal from where it leads: the env keeps that rest and asks
+the planner again only after a command off the plan.
 
 Environments may play in threads (the planner's batched rollouts): every call into TextWorld holds one
 process-wide lock, because its PDDL and grammar parsers (tatsu) keep parse state shared between
