@@ -4,8 +4,10 @@ Built from the same pieces `AlfredTWEnv.init_env` assembles (PDDL environment, A
 info), one game at a time, synchronously. The planner expert is the oracle here (the hand-coded one wanders
 when stuck): ALFWorld's `AlfredExpert` asks Fast Downward for a new plan after every command, up to half a
 minute a command on a pick-two problem in a big kitchen. A command that is the plan's first is deterministic
-PDDL, so the rest of the plan still reaches the goal from where it leads: the env keeps that rest and asks
-the planner again only after a command off the plan.
+PDDL, so the rest of the plan still reaches the goal from where it leads: the env keeps that rest. It keeps
+the whole plan after a detour the plan cannot notice (`plan_survives`: a walk, or opening or closing a
+receptacle the plan never names, while the plan starts with a walk), as a searching planner makes them at
+every step, and asks the planner again only after any other command off the plan.
 
 Environments may play in threads (the planner's batched rollouts): every call into TextWorld holds one
 process-wide lock, because its PDDL and grammar parsers (tatsu) keep parse state shared between
@@ -34,6 +36,7 @@ from sim.alfworld.contract import (
 from sim.alfworld.grammar import CommandGrammar, grammar_of
 
 _TASK = re.compile(r"Your task is to: (.*?)\.?\s*$", re.DOTALL)
+_UNNOTICED = re.compile(r"^(?:go to .+|(?:open|close) (?P<receptacle>.+))$")
 GAME_KEYS = ("pddl_domain", "grammar", "pddl_problem")
 _TEXTWORLD = threading.Lock()
 
@@ -60,9 +63,22 @@ def game_grammar(path: Path, data: dict[str, Any]) -> CommandGrammar:
     return grammar_of(data["grammar"] if isinstance(data["grammar"], str) else "", path)
 
 
+def plan_survives(plan: tuple[str, ...], command: str) -> bool:
+    """Whether `plan` still reaches the goal after `command`, a command off it. A plan that starts with a
+    walk does not read where the agent stands; in ALFWorld's PDDL a walk changes only that, and opening or
+    closing a receptacle changes only whether it is open, which a plan that never names it does not read."""
+    detour = _UNNOTICED.match(command)
+    if not plan or not plan[0].startswith("go to ") or detour is None:
+        return False
+    receptacle = detour.group("receptacle")
+    named = re.compile(rf"(?<!\S){re.escape(receptacle)}(?!\S)") if receptacle else None
+    return named is None or not any(named.search(step) for step in plan)
+
+
 class AlfworldTextEnv:
-    """One ALFWorld game at a time; `expert=True` keeps the planner expert's plan (it plans again after
-    each command off the plan, 0.1 s to tens of seconds, so leave it off when nobody asks for the plan)."""
+    """One ALFWorld game at a time; `expert=True` keeps the planner expert's plan (it plans again after a
+    command off the plan that the plan could notice, 0.1 s to tens of seconds, so leave it off when nobody
+    asks for the plan)."""
 
     def __init__(self, max_steps: int = 50, expert: bool = False) -> None:
         if max_steps < 1:
@@ -106,11 +122,15 @@ class AlfworldTextEnv:
         if self._done():
             raise GameOverError(f"the episode of {self.game} is over: reset to play again")
         on_plan = self.expert and self._plan[:1] == (command,)
+        kept = on_plan or (self.expert and plan_survives(self._plan, command))
         with _TEXTWORLD:
-            self._env.request_infos.policy_commands = self.expert and not on_plan
+            self._env.request_infos.policy_commands = self.expert and not kept
             self._state, _, _ = self._env.step(command)
         self._steps += 1
-        self._plan = self._plan[1:] if on_plan else self._planned()
+        if not kept:
+            self._plan = self._planned()
+        elif on_plan:
+            self._plan = self._plan[1:]
         return self._observation()
 
     def expert_plan(self) -> tuple[str, ...]:

@@ -19,6 +19,7 @@ from sim.alfworld import (
     discover_games,
     make_games,
 )
+from sim.alfworld.env import plan_survives
 from sim.alfworld.generator import sample_game
 
 
@@ -167,3 +168,67 @@ def test_expert_plans_again_only_off_its_plan(game_set: Path, monkeypatch: pytes
             observation = env.step(env.expert_plan()[0])
         assert observation.won and len(calls) == planned + 1
     env.close()
+
+
+def test_a_walk_or_an_unnamed_door_keeps_the_plan(game_set: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A searching planner walks and opens receptacles off the plan at every step: while the plan starts with
+    a walk, such a detour costs no new Fast Downward search, and the kept plan still wins."""
+    calls = []
+    replan = PddlState.replan
+
+    def counted(self: PddlState, infos: object) -> list[str]:
+        calls.append(1)
+        return replan(self, infos)
+
+    monkeypatch.setattr(PddlState, "replan", counted)
+    env = AlfworldTextEnv(max_steps=50, expert=True)
+    doors = 0
+    for game in discover_games(game_set):
+        observation = env.reset(game.path)
+        plan, planned = env.expert_plan(), len(calls)
+        assert plan[0].startswith("go to ")
+        walk = next(c for c in observation.admissible_commands if c.startswith("go to ") and c != plan[0])
+        observation = env.step(walk)
+        door = next(
+            (
+                c
+                for c in observation.admissible_commands
+                if plan_survives(plan, c) and c.split()[0] in ("open", "close")
+            ),
+            None,
+        )
+        if door is not None:
+            doors += 1
+            env.step(door)
+        assert env.expert_plan() == plan and len(calls) == planned
+        while env.expert_plan():
+            observation = env.step(env.expert_plan()[0])
+        assert observation.won and len(calls) == planned
+    env.close()
+    assert doors, "no game offered a door off the plan: the test no longer covers opening"
+
+
+@pytest.mark.parametrize(
+    ("command", "kept"),
+    [
+        ("go to shelf 2", True),
+        ("open drawer 3", True),
+        ("close cabinet 1", True),  # the plan names cabinet 10, not cabinet 1
+        ("open fridge 1", False),  # the plan reads whether the fridge is open
+        ("take apple 2 from countertop 1", False),
+        ("examine shelf 2", False),
+    ],
+)
+def test_plan_survives_only_what_it_cannot_notice(command: str, kept: bool) -> None:
+    plan = (
+        "go to fridge 1",
+        "open fridge 1",
+        "take apple 1 from fridge 1",
+        "go to cabinet 10",
+        "move apple 1 to cabinet 10",
+    )
+    assert plan_survives(plan, command) is kept
+    assert not plan_survives(plan[1:], "go to shelf 2"), (
+        "a plan that acts where the agent stands reads where it is"
+    )
+    assert not plan_survives((), "go to shelf 2")
