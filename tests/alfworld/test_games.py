@@ -143,10 +143,10 @@ def test_environments_in_threads_play_as_they_play_alone(game_set: Path) -> None
             assert list(pool.map(play, [g.path for g in games])) == alone
 
 
-def test_expert_plans_again_only_off_its_plan(game_set: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Fast Downward is the slow part (tens of seconds a plan on big pick-two problems): a command on the
-    plan keeps its rest, one off it gets a new plan that still wins, and every game starts with a plan."""
-    calls = []
+@pytest.fixture
+def fast_downward_calls(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """One entry per Fast Downward search (`PddlState.replan`) while the test runs."""
+    calls: list[int] = []
     replan = PddlState.replan
 
     def counted(self: PddlState, infos: object) -> list[str]:
@@ -154,38 +154,36 @@ def test_expert_plans_again_only_off_its_plan(game_set: Path, monkeypatch: pytes
         return replan(self, infos)
 
     monkeypatch.setattr(PddlState, "replan", counted)
+    return calls
+
+
+def test_expert_plans_again_only_off_its_plan(game_set: Path, fast_downward_calls: list[int]) -> None:
+    """Fast Downward is the slow part (tens of seconds a plan on big pick-two problems): a command on the
+    plan keeps its rest, one off it gets a new plan that still wins, and every game starts with a plan."""
     env = AlfworldTextEnv(max_steps=50, expert=True)
     for game in discover_games(game_set)[:2]:
         env.reset(game.path)
-        plan, planned = env.expert_plan(), len(calls)
+        plan, planned = env.expert_plan(), len(fast_downward_calls)
         assert len(plan) >= 2
         observation = env.step(plan[0])
-        assert env.expert_plan() == plan[1:] and len(calls) == planned
+        assert env.expert_plan() == plan[1:] and len(fast_downward_calls) == planned
         detour = next(c for c in observation.admissible_commands if c not in plan and c.startswith("examine"))
         observation = env.step(detour)
-        assert len(calls) == planned + 1 and env.expert_plan()
+        assert len(fast_downward_calls) == planned + 1 and env.expert_plan()
         while env.expert_plan():
             observation = env.step(env.expert_plan()[0])
-        assert observation.won and len(calls) == planned + 1
+        assert observation.won and len(fast_downward_calls) == planned + 1
     env.close()
 
 
-def test_a_walk_or_an_unnamed_door_keeps_the_plan(game_set: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_walk_or_an_unnamed_door_keeps_the_plan(game_set: Path, fast_downward_calls: list[int]) -> None:
     """A searching planner walks and opens receptacles off the plan at every step: while the plan starts with
     a walk, such a detour costs no new Fast Downward search, and the kept plan still wins."""
-    calls = []
-    replan = PddlState.replan
-
-    def counted(self: PddlState, infos: object) -> list[str]:
-        calls.append(1)
-        return replan(self, infos)
-
-    monkeypatch.setattr(PddlState, "replan", counted)
     env = AlfworldTextEnv(max_steps=50, expert=True)
     doors = 0
     for game in discover_games(game_set):
         observation = env.reset(game.path)
-        plan, planned = env.expert_plan(), len(calls)
+        plan, planned = env.expert_plan(), len(fast_downward_calls)
         assert plan[0].startswith("go to ")
         walk = next(c for c in observation.admissible_commands if c.startswith("go to ") and c != plan[0])
         observation = env.step(walk)
@@ -200,10 +198,10 @@ def test_a_walk_or_an_unnamed_door_keeps_the_plan(game_set: Path, monkeypatch: p
         if door is not None:
             doors += 1
             env.step(door)
-        assert env.expert_plan() == plan and len(calls) == planned
+        assert env.expert_plan() == plan and len(fast_downward_calls) == planned
         while env.expert_plan():
             observation = env.step(env.expert_plan()[0])
-        assert observation.won and len(calls) == planned
+        assert observation.won and len(fast_downward_calls) == planned
     env.close()
     assert doors, "no game offered a door off the plan: the test no longer covers opening"
 
