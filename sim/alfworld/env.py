@@ -127,10 +127,10 @@ class AlfworldTextEnv:
             self._env.request_infos.policy_commands = self.expert and not kept
             self._state, _, _ = self._env.step(command)
         self._steps += 1
-        if not kept:
-            self._plan = self._planned()
-        elif on_plan:
+        if on_plan:
             self._plan = self._plan[1:]
+        elif not kept:
+            self._plan = self._planned()
         return self._observation()
 
     def expert_plan(self) -> tuple[str, ...]:
